@@ -1,0 +1,212 @@
+/**
+ * The network workload of bench/network.ts, reusable by other benchmarks (bulk-network): a DNS server
+ * (dns2) and several SMTP servers on 127.0.0.x that answer every command after a fixed delay, the address
+ * list, and a runner that verifies the list with bounded in-flight work.
+ *
+ * Two kinds of SMTP server: `scripted` (default) answers the greeting and every command exactly `delayMs`
+ * after it is due, which is the model the lower bound assumes, from a child process; `smtp-server` is the
+ * real smtp-server package behind a delaying relay (test/support/smtp-server.ts), in this process, which also
+ * holds its greeting back 100 ms to catch early talkers, as postscreen-style greet pauses do.
+ * @module
+ */
+import { cachedResolver } from '../src/dns/cached.js';
+import { nodeResolver } from '../src/dns/node.js';
+import type { VerifyOptions } from '../src/options.js';
+import type { Status } from '../src/result.js';
+import type { Zone } from '../src/testing/zone.js';
+import { createVerifier } from '../src/verifier.js';
+import { type DnsTestServer, startDnsServer } from '../test/support/dns-server.js';
+import { loopbackTransport } from '../test/support/loopback-transport.js';
+import { type SmtpServerHarness, startSmtpServer } from '../test/support/smtp-server.js';
+import { mailboxExists, type ScriptedHostCounters, startScriptedHosts } from './scripted-smtp.js';
+
+/** Shape of the workload. */
+export interface NetworkWorkloadOptions {
+  /** Addresses to verify. @default 10000 */
+  readonly addresses?: number;
+  /** Domains they are spread over (round robin). @default 100 */
+  readonly domains?: number;
+  /** Mail hosts (127.0.0.11, 127.0.0.12, ...); domain `i` is served by host `i % mxHosts`. @default 5 */
+  readonly mxHosts?: number;
+  /** Delay before every server reply (greeting included), in milliseconds. @default 10 */
+  readonly delayMs?: number;
+  /** Which SMTP server plays the mail hosts. @default 'scripted' */
+  readonly server?: 'scripted' | 'smtp-server';
+}
+
+/** A running fixture. */
+export interface NetworkFixture {
+  /** The addresses, interleaved over domains (and so over mail hosts). */
+  readonly emails: readonly string[];
+  /** Resolved shape. */
+  readonly shape: Required<NetworkWorkloadOptions>;
+  /** Verifier options that reach the fixture: a fresh cached resolver each call, loopback transport. */
+  verifierOptions(): VerifyOptions;
+  /** Connections accepted and `RCPT TO` commands received so far, per host. */
+  smtpCounters(): Promise<ScriptedHostCounters[]>;
+  /** DNS questions received so far. */
+  dnsQueries(): number;
+  /** The statuses the workload must end with (the harness's mailboxes decide them). */
+  expectedStatuses(): Partial<Record<Status, number>>;
+  close(): Promise<void>;
+}
+
+/** smtp-server mail hosts behind the test harness's delaying relay, in this process. */
+async function smtpServerHosts(
+  ips: readonly string[],
+  delayMs: number,
+  perDomain: number,
+): Promise<{
+  ports: Record<string, number>;
+  counters(): Promise<ScriptedHostCounters[]>;
+  close(): Promise<void>;
+}> {
+  const mailboxes = Object.fromEntries(
+    Array.from(
+      { length: perDomain },
+      (_, index) => [`user${index}`, mailboxExists(index) ? 'ok' : 'missing'] as const,
+    ),
+  );
+  const servers: SmtpServerHarness[] = await Promise.all(
+    ips.map((host, index) => {
+      const catchAll = index === ips.length - 1;
+      return startSmtpServer({ host, mailboxes: catchAll ? {} : mailboxes, catchAll, delayMs });
+    }),
+  );
+  return {
+    ports: Object.fromEntries(servers.map((server) => [server.host, server.port])),
+    counters: async () =>
+      servers.map((server) => ({ connections: server.connections(), rcpts: server.rcpts().length })),
+    close: async () => {
+      await Promise.all(servers.map((server) => server.close()));
+    },
+  };
+}
+
+/**
+ * Starts the DNS server and the mail hosts.
+ * @example
+ * const fixture = await startNetworkFixture({ addresses: 1000 });
+ * const report = await runWorkload(fixture, fixture.verifierOptions());
+ * await fixture.close();
+ */
+export async function startNetworkFixture(options: NetworkWorkloadOptions = {}): Promise<NetworkFixture> {
+  const shape = {
+    addresses: options.addresses ?? 10_000,
+    domains: options.domains ?? 100,
+    mxHosts: options.mxHosts ?? 5,
+    delayMs: options.delayMs ?? 10,
+    server: options.server ?? 'scripted',
+  };
+  if (shape.mxHosts < 1 || shape.mxHosts > 200) throw new RangeError('mxHosts must be 1-200');
+  const perDomain = Math.ceil(shape.addresses / shape.domains);
+  const hostIps = Array.from({ length: shape.mxHosts }, (_, index) => `127.0.0.${11 + index}`);
+  const domainName = (index: number) => `d${index}.bench.test`;
+
+  const zone: Record<string, Zone[string]> = {};
+  for (let index = 0; index < shape.domains; index++) {
+    zone[domainName(index)] = { mx: [{ priority: 10, exchange: `mx${index % shape.mxHosts}.bench.test` }] };
+  }
+  for (const [index, ip] of hostIps.entries()) zone[`mx${index}.bench.test`] = { a: [ip] };
+
+  const dns: DnsTestServer = await startDnsServer(zone);
+  const smtp =
+    shape.server === 'scripted'
+      ? await startScriptedHosts(
+          hostIps.map((host, index) => ({ host, catchAll: index === shape.mxHosts - 1 })),
+          shape.delayMs,
+        )
+      : await smtpServerHosts(hostIps, shape.delayMs, perDomain);
+  const ports = smtp.ports;
+
+  const emails: string[] = [];
+  for (let index = 0; index < shape.addresses; index++) {
+    emails.push(`user${Math.floor(index / shape.domains)}@${domainName(index % shape.domains)}`);
+  }
+
+  return {
+    emails,
+    shape,
+    verifierOptions: () => ({
+      resolver: cachedResolver(nodeResolver({ servers: [dns.address] })),
+      transport: loopbackTransport(ports),
+      allowAddresses: ['127.0.0.0/8'],
+      allowTlds: ['test'],
+      heloHost: 'bench.local',
+      timeoutMs: 60_000,
+    }),
+    smtpCounters: () => smtp.counters(),
+    dnsQueries: () => dns.queries(),
+    expectedStatuses() {
+      const counts = { valid: 0, invalid: 0, catch_all: 0 };
+      for (let index = 0; index < shape.addresses; index++) {
+        const host = (index % shape.domains) % shape.mxHosts;
+        if (host === shape.mxHosts - 1) counts.catch_all += 1;
+        else if (mailboxExists(Math.floor(index / shape.domains))) counts.valid += 1;
+        else counts.invalid += 1;
+      }
+      return counts;
+    },
+    async close() {
+      await Promise.all([dns.close(), smtp.close()]);
+    },
+  };
+}
+
+/** What one run of the workload measured. */
+export interface WorkloadReport {
+  readonly wallMs: number;
+  readonly connections: number;
+  readonly dnsQueries: number;
+  /** `RCPT TO` commands per host during the run. */
+  readonly rcptsPerHost: number[];
+  readonly statuses: Partial<Record<Status, number>>;
+}
+
+/**
+ * Verifies every address of the fixture with a fresh verifier made from `options`, keeping `inFlight`
+ * verifications under way (as a bulk job would), and disposes of the verifier.
+ */
+export async function runWorkload(
+  fixture: NetworkFixture,
+  options: VerifyOptions,
+  inFlight = 200,
+): Promise<WorkloadReport> {
+  const before = await fixture.smtpCounters();
+  const queries = fixture.dnsQueries();
+  const verifier = createVerifier(options);
+  const statuses: Partial<Record<Status, number>> = {};
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < fixture.emails.length) {
+      const result = await verifier.verify(fixture.emails[next++]!);
+      statuses[result.status] = (statuses[result.status] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const wallMs = performance.now() - started;
+  await verifier.dispose();
+  const after = await fixture.smtpCounters();
+  return {
+    wallMs,
+    connections: after.reduce((sum, host, index) => sum + host.connections - before[index]!.connections, 0),
+    dnsQueries: fixture.dnsQueries() - queries,
+    rcptsPerHost: after.map((host, index) => host.rcpts - before[index]!.rcpts),
+    statuses,
+  };
+}
+
+/**
+ * The lower bound on wall time: every `RCPT TO` waits one `delayMs` for its reply, a session has one
+ * command in flight at a time, and a host serves at most `perMxConcurrency` sessions at once; so a host
+ * that must answer `r` RCPTs needs at least `ceil(r / perMxConcurrency) * delayMs`, and the run lasts as
+ * long as its busiest host. (Greetings, EHLO, MAIL FROM and QUIT only add to this.)
+ */
+export function lowerBoundMs(
+  rcptsPerHost: readonly number[],
+  perMxConcurrency: number,
+  delayMs: number,
+): number {
+  return Math.max(...rcptsPerHost.map((rcpts) => Math.ceil(rcpts / perMxConcurrency) * delayMs));
+}

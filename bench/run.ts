@@ -1,0 +1,31 @@
+/**
+ * Runs every benchmark in turn, each in its own process so that one's heap and JIT state do not skew the next.
+ *
+ *   npm run bench            (all)
+ *   npm run bench -- offline (one or more by name)
+ */
+import { spawnSync } from 'node:child_process';
+
+const BENCHES: Record<string, string[]> = {
+  offline: ['--import', 'tsx', 'bench/offline.ts'],
+  network: ['--import', 'tsx', 'bench/network.ts'],
+  bulk: ['--expose-gc', '--import', 'tsx', 'bench/bulk.ts'],
+  'bulk-network': ['--import', 'tsx', 'bench/bulk-network.ts'],
+  http: ['--import', 'tsx', 'bench/http.ts'],
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted) {
+  if (!(name in BENCHES)) {
+    console.error(`unknown benchmark "${name}"; known: ${Object.keys(BENCHES).join(', ')}`);
+    process.exit(2);
+  }
+}
+let failed = false;
+for (const [name, args] of Object.entries(BENCHES)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue;
+  console.log(`\n=== ${name}: node ${args.join(' ')}`);
+  const run = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (run.status !== 0) failed = true;
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,124 @@
+/**
+ * Validation of the arguments of `BulkJobManager` calls: each malformed one is a `JobInputError` naming it.
+ * @module
+ */
+import { JobInputError, LimitError } from './errors.js';
+import type { CreateJobInput, JobAccess } from './types.js';
+
+/** Longest job name. */
+export const MAX_NAME_LENGTH = 256;
+/** Longest owner. */
+export const MAX_OWNER_LENGTH = 1024;
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner']);
+
+/** A validated {@link CreateJobInput}. */
+export interface CreateJob {
+  readonly name: string | null;
+  readonly emails: readonly unknown[];
+  readonly autoStart: boolean;
+  readonly owner: string | null;
+}
+
+function plainObject(value: unknown, field: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new JobInputError(field, 'must be an object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The owner of an access (`null` when none is given). */
+export function ownerOf(access: JobAccess | undefined): string | null {
+  if (access === undefined) return null;
+  const owner = plainObject(access, 'options').owner;
+  if (owner === undefined) return null;
+  if (typeof owner !== 'string' || owner.length === 0 || owner.length > MAX_OWNER_LENGTH) {
+    throw new JobInputError('owner', `must be a string of 1-${MAX_OWNER_LENGTH} characters`);
+  }
+  return owner;
+}
+
+/** Validates the input of `create`. */
+export function createInput(input: CreateJobInput | undefined): CreateJob {
+  if (input === undefined) return { name: null, emails: [], autoStart: true, owner: null };
+  const fields = plainObject(input, 'input');
+  for (const key of Object.keys(fields)) {
+    if (!CREATE_KEYS.has(key)) throw new JobInputError(key, 'is not a known field');
+  }
+  const { name, emails, autoStart } = fields;
+  if (
+    name !== undefined &&
+    (typeof name !== 'string' ||
+      name.length > MAX_NAME_LENGTH ||
+      CONTROL.test(name) ||
+      LONE_SURROGATE.test(name))
+  ) {
+    throw new JobInputError(
+      'name',
+      `must be a string of at most ${MAX_NAME_LENGTH} characters without control characters or lone surrogates`,
+    );
+  }
+  if (autoStart !== undefined && typeof autoStart !== 'boolean') {
+    throw new JobInputError('autoStart', 'must be a boolean');
+  }
+  if (emails !== undefined && !Array.isArray(emails)) {
+    throw new JobInputError('emails', 'must be an array of strings');
+  }
+  return {
+    name: (name as string | undefined) ?? null,
+    emails: (emails as unknown[] | undefined) ?? [],
+    autoStart: autoStart ?? true,
+    owner: ownerOf(input),
+  };
+}
+
+/**
+ * Validates addresses for `create`/`add` and returns them trimmed (the verifier trims too, and duplicates are
+ * found on the trimmed text). Nothing is accepted unless everything is.
+ */
+export function trimmedEmails(emails: unknown, maxPerAdd: number, maxLength: number): string[] {
+  if (!Array.isArray(emails)) throw new JobInputError('emails', 'must be an array of strings');
+  if (emails.length > maxPerAdd) {
+    throw new LimitError('maxAddressesPerAdd', maxPerAdd, `${emails.length} addresses in one call`);
+  }
+  const trimmed: string[] = [];
+  for (let i = 0; i < emails.length; i++) {
+    const email: unknown = emails[i];
+    if (typeof email !== 'string') throw new JobInputError(`emails[${i}]`, 'must be a string');
+    if (email.length > maxLength) {
+      throw new JobInputError(`emails[${i}]`, `must be at most ${maxLength} characters long`);
+    }
+    trimmed.push(email.trim());
+  }
+  return trimmed;
+}
+
+/** A validated `offset` / `limit` pair. */
+export interface Paging {
+  readonly offset: number;
+  readonly limit: number;
+}
+
+function count(value: unknown, field: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new JobInputError(field, 'must be a non-negative integer');
+  }
+  return value;
+}
+
+/** Validates `offset` (default 0) and `limit` (default: no limit). */
+export function paging(options: { offset?: unknown; limit?: unknown }): Paging {
+  return {
+    offset: count(options.offset, 'offset', 0),
+    limit: count(options.limit, 'limit', Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** Validates the `options` argument of reads: an object or nothing. */
+export function readOptions<T extends object>(options: T | undefined): Partial<Record<keyof T, unknown>> {
+  if (options === undefined) return {};
+  return plainObject(options, 'options') as Partial<Record<keyof T, unknown>>;
+}

@@ -1,0 +1,134 @@
+/**
+ * The manager's live state of one job, and its conversions to the wire `Job` and the store's `JobRecord`.
+ * @module
+ */
+import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
+import { scoreOf } from '../score.js';
+import type { RetrySchedule } from './retry.js';
+import type { Job, JobError, JobRecord, JobStatus } from './types.js';
+import type { JobWork } from './work.js';
+
+/** Everything the manager knows about a job it holds. */
+export interface LiveJob {
+  readonly id: string;
+  readonly owner: string | null;
+  readonly name: string | null;
+  status: JobStatus;
+  total: number;
+  /** Positions whose final result reached the store (or `unsaved`). */
+  completed: number;
+  readonly counts: Record<Status, number>;
+  readonly createdAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  error: JobError | null;
+  /** `autoStart` or `start()`: the job runs as soon as it has addresses. */
+  armed: boolean;
+  deleted: boolean;
+  /** Pending work; `null` once the job is finished and nothing of it is in flight. */
+  work: JobWork | null;
+  /** Greylisting retries waiting for their delay. */
+  retries: RetrySchedule | null;
+  /** The last greylisted result of each position waiting for (or in) a retry. */
+  readonly interim: Map<number, VerificationResult>;
+  inFlight: number;
+  /** Final results not yet handed to the store. */
+  bufferPositions: number[];
+  bufferResults: VerificationResult[];
+  /** Results the store refused (it threw): kept here so that none is lost. */
+  unsaved: Map<number, VerificationResult> | null;
+  storeBroken: boolean;
+  /** Metadata changed since the last save. */
+  dirty: boolean;
+  /** Store calls of this job, in order. Never rejects. */
+  chain: Promise<void>;
+  flushQueued: boolean;
+  /** In the manager's ready queue. */
+  inReady: boolean;
+  /** Streams waiting for this job to change. */
+  waiters: (() => void)[];
+  /** Bumped on every change that a stream may wait for. */
+  version: number;
+}
+
+/** True for `complete` and `failed`. */
+export function isFinished(job: LiveJob): boolean {
+  return job.status === 'complete' || job.status === 'failed';
+}
+
+/** A zero count for every status. */
+export function zeroCounts(): Record<Status, number> {
+  const counts = {} as Record<Status, number>;
+  for (const status of STATUSES) counts[status] = 0;
+  return counts;
+}
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** The wire shape of a job, as a fresh object. */
+export function snapshot(job: LiveJob): Job {
+  return {
+    id: job.id,
+    name: job.name,
+    status: job.status,
+    total: job.total,
+    completed: job.completed,
+    progress: job.total === 0 ? 0 : job.completed / job.total,
+    created_at: new Date(job.createdAt).toISOString(),
+    started_at: iso(job.startedAt),
+    completed_at: iso(job.completedAt),
+    counts: { ...job.counts },
+    error: job.error === null ? null : { ...job.error },
+  };
+}
+
+/** The store's copy of a job's metadata. */
+export function recordOf(job: LiveJob): JobRecord {
+  return {
+    id: job.id,
+    owner: job.owner,
+    name: job.name,
+    status: job.status,
+    total: job.total,
+    completed: job.completed,
+    counts: { ...job.counts },
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    completedAt: job.completedAt,
+    error: job.error,
+  };
+}
+
+/** True when a verifier's answer looks like a result (a misbehaving verifier's answer does not). */
+export function isResult(value: unknown): value is VerificationResult {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as VerificationResult).email === 'string' &&
+    isStatus((value as VerificationResult).status)
+  );
+}
+
+/** The result of an address whose verification threw: `unknown` / `exception_occurred`. */
+export function exceptionResult(email: string): VerificationResult {
+  const result: VerificationResult = {
+    email,
+    normalized: null,
+    user: null,
+    domain: null,
+    status: 'unknown',
+    sub_status: 'exception_occurred',
+    score: 0,
+    disposable: false,
+    role: false,
+    free: false,
+    accept_all: false,
+    did_you_mean: null,
+    mx_record: null,
+    smtp_provider: null,
+  };
+  result.score = scoreOf(result);
+  return result;
+}

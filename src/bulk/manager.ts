@@ -1,0 +1,684 @@
+/**
+ * `BulkJobManager`: asynchronous verification of large lists in process (create, add, poll, read results).
+ * @module
+ */
+import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
+import type { VerificationResult } from '../result.js';
+import { createVerifier, type Verifier } from '../verifier.js';
+import { Deque } from './deque.js';
+import {
+  JobFailedError,
+  JobFinishedError,
+  JobInputError,
+  JobNotCompleteError,
+  JobNotFoundError,
+  LimitError,
+  StoreError,
+} from './errors.js';
+import { createInput, ownerOf, paging, readOptions, trimmedEmails } from './input.js';
+import {
+  exceptionResult,
+  isFinished,
+  isResult,
+  type LiveJob,
+  recordOf,
+  snapshot,
+  zeroCounts,
+} from './job.js';
+import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
+import { RetrySchedule, type WaitingRetry } from './retry.js';
+import type {
+  BulkJobManagerApi,
+  BulkJobManagerOptions,
+  BulkVerifier,
+  CreateJobInput,
+  Job,
+  JobAccess,
+  JobError,
+  JobEventName,
+  JobList,
+  JobListener,
+  ListJobsOptions,
+  ResultsOptions,
+  StreamOptions,
+} from './types.js';
+import { JobWork, type Task } from './work.js';
+
+/** Results handed to the store in one call, at most (fewer when the job goes idle or a reader waits). */
+const FLUSH_SIZE = 256;
+/** Positions a stream reads from the store at once. */
+const STREAM_PAGE = 256;
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+/** Largest time `Date` can represent, in milliseconds. */
+const MAX_TIME = 8.64e15;
+const EVENTS: readonly JobEventName[] = ['progress', 'complete', 'failed'];
+const noop = (): void => {};
+
+/**
+ * Runs bulk verification jobs in process: create a job, add addresses, poll, read results. Jobs are processed
+ * with bounded concurrency, grouped by domain so that the verifier reuses its SMTP sessions; duplicates are
+ * verified once; greylisted results are retried after a delay. The HTTP API and the CLI are thin layers
+ * over it. See docs/bulk.md.
+ * @example
+ * const jobs = new BulkJobManager({ verifier: createVerifier({ smtp: false }) });
+ * const job = await jobs.create({ name: 'newsletter', emails: ['a@example.com', 'b@example.org'] });
+ * for await (const result of jobs.stream(job.id)) console.log(result.email, result.status);
+ * await jobs.close();
+ */
+export class BulkJobManager implements BulkJobManagerApi {
+  readonly #options: ResolvedBulkOptions;
+  readonly #verifier: BulkVerifier;
+  readonly #ownedVerifier: Verifier | undefined;
+  readonly #jobs = new Map<string, LiveJob>();
+  readonly #ready = new Deque<LiveJob>();
+  readonly #listeners: Record<JobEventName, Set<JobListener>> = {
+    progress: new Set(),
+    complete: new Set(),
+    failed: new Set(),
+  };
+  #inFlight = 0;
+  #idle: (() => void)[] = [];
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  /** Validates `options` (an `OptionsError` names a bad one) and, unless one is given, makes a verifier. */
+  constructor(options: BulkJobManagerOptions = {}) {
+    this.#options = resolveBulkOptions(options);
+    if (this.#options.verifier !== undefined) {
+      this.#verifier = this.#options.verifier;
+    } else {
+      this.#ownedVerifier = createVerifier(this.#options.verifierOptions);
+      this.#verifier = this.#ownedVerifier;
+    }
+  }
+
+  /**
+   * Creates a job and returns it as created (`queued`). With addresses and `autoStart` (the default) it moves
+   * to `processing` as soon as its first verification starts.
+   */
+  async create(input?: CreateJobInput): Promise<Job> {
+    this.#assertOpen();
+    const fields = createInput(input);
+    const emails = trimmedEmails(
+      fields.emails,
+      this.#options.maxAddressesPerAdd,
+      this.#options.maxEmailLength,
+    );
+    if (this.#jobs.size >= this.#options.maxJobs) {
+      throw new LimitError('maxJobs', this.#options.maxJobs, 'too many jobs are held; delete finished ones');
+    }
+    const id = this.#newId();
+    const job: LiveJob = {
+      id,
+      owner: fields.owner,
+      name: fields.name,
+      status: 'queued',
+      total: 0,
+      completed: 0,
+      counts: zeroCounts(),
+      createdAt: this.#now(),
+      startedAt: null,
+      completedAt: null,
+      error: null,
+      armed: fields.autoStart,
+      deleted: false,
+      work: new JobWork(this.#options.perDomainConcurrency),
+      retries: null,
+      interim: new Map(),
+      inFlight: 0,
+      bufferPositions: [],
+      bufferResults: [],
+      unsaved: null,
+      storeBroken: false,
+      dirty: false,
+      chain: Promise.resolve(),
+      flushQueued: false,
+      inReady: false,
+      waiters: [],
+      version: 0,
+    };
+    if (this.#options.greylistDelaysMs.length > 0) {
+      job.retries = new RetrySchedule(this.#options.clock, this.#options.greylistDelaysMs, (due) =>
+        this.#retry(job, due),
+      );
+    }
+    this.#jobs.set(id, job);
+    this.#append(job, emails);
+    const created = snapshot(job);
+    try {
+      await this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job)));
+    } catch (error) {
+      this.#forget(job);
+      throw new StoreError('save the job', error);
+    }
+    job.dirty = false;
+    this.#makeReady(job);
+    this.#pump();
+    return created;
+  }
+
+  /** Adds addresses to a `queued` or `processing` job (its `total` grows); throws `job_finished` otherwise. */
+  async add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job> {
+    this.#assertOpen();
+    const job = this.#find(id, access);
+    const trimmed = trimmedEmails(emails, this.#options.maxAddressesPerAdd, this.#options.maxEmailLength);
+    if (isFinished(job)) throw new JobFinishedError(job.status);
+    if (job.total + trimmed.length > this.#options.maxAddressesPerJob) {
+      throw new LimitError(
+        'maxAddressesPerJob',
+        this.#options.maxAddressesPerJob,
+        `the job would hold ${job.total + trimmed.length} addresses`,
+      );
+    }
+    if (trimmed.length > 0) {
+      this.#append(job, trimmed);
+      this.#makeReady(job);
+      this.#pump();
+    }
+    await this.#sync(job);
+    return snapshot(job);
+  }
+
+  /** Starts a job created with `autoStart: false`; a job without addresses stays `queued` until it gets some. */
+  async start(id: string, access?: JobAccess): Promise<Job> {
+    this.#assertOpen();
+    const job = this.#find(id, access);
+    if (isFinished(job)) throw new JobFinishedError(job.status);
+    job.armed = true;
+    this.#makeReady(job);
+    this.#pump();
+    await this.#sync(job);
+    return snapshot(job);
+  }
+
+  /** The job, or `undefined` when it is missing, deleted or another owner's. */
+  async get(id: string, access?: JobAccess): Promise<Job | undefined> {
+    const job = this.#visible(id, ownerOf(access));
+    if (job === undefined) return undefined;
+    await this.#sync(job);
+    return job.deleted ? undefined : snapshot(job);
+  }
+
+  /** The caller's jobs, oldest first, one page at a time. */
+  async list(options?: ListJobsOptions): Promise<JobList> {
+    const fields = readOptions(options);
+    const owner = ownerOf(options);
+    const { offset, limit } = paging(fields);
+    const visible: LiveJob[] = [];
+    for (const job of this.#jobs.values()) if (job.owner === owner) visible.push(job);
+    const page = visible.slice(offset, offset + limit);
+    await Promise.all(page.map((job) => this.#sync(job)));
+    return { jobs: page.filter((job) => !job.deleted).map(snapshot), total: visible.length };
+  }
+
+  /**
+   * A page of results in input order (`offset`/`limit` count input positions). Throws `job_not_complete` (or
+   * `job_failed`) before the job is complete, unless `partial` is set: then positions without a final result
+   * are skipped.
+   */
+  async results(id: string, options?: ResultsOptions): Promise<VerificationResult[]> {
+    const fields = readOptions(options);
+    const job = this.#find(id, options);
+    const { offset, limit } = paging(fields);
+    const partial = fields.partial ?? false;
+    if (typeof partial !== 'boolean') throw new JobInputError('partial', 'must be a boolean');
+    await this.#sync(job);
+    if (job.deleted) throw new JobNotFoundError(id);
+    if (!partial && job.status === 'failed') throw new JobFailedError(snapshot(job));
+    if (!partial && job.status !== 'complete') throw new JobNotCompleteError(snapshot(job));
+    const start = Math.min(offset, job.total);
+    const page = await this.#read(job, start, Math.min(limit, job.total - start));
+    const results = page.filter((result) => result !== undefined);
+    if (!partial && results.length !== page.length) {
+      const missing = start + page.indexOf(undefined);
+      throw new StoreError('read results', new Error(`no result at position ${missing} of a complete job`));
+    }
+    return results;
+  }
+
+  /**
+   * Results in input order, each yielded once it and every earlier one are final; ends when the job is
+   * complete. If the job fails, the results it has are yielded (skipping gaps) and a `job_failed` error is
+   * thrown; if it is deleted, `job_not_found`.
+   */
+  stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult> {
+    const fields = readOptions(options);
+    const job = this.#find(id, options);
+    const { offset } = paging(fields);
+    return this.#stream(job, offset);
+  }
+
+  /** Stops the job's work (verifications in flight finish and are dropped) and forgets it and its results. */
+  async delete(id: string, access?: JobAccess): Promise<void> {
+    const job = this.#find(id, access);
+    this.#forget(job);
+    try {
+      await this.#enqueue(job, () => this.#options.store.deleteJob(id));
+    } catch (error) {
+      throw new StoreError('delete the job', error);
+    }
+  }
+
+  /** Subscribes `listener` to `event`; returns a function that unsubscribes it. */
+  on(event: JobEventName, listener: JobListener): () => void {
+    if (!EVENTS.includes(event)) throw new JobInputError('event', `must be one of ${EVENTS.join(', ')}`);
+    if (typeof listener !== 'function') throw new JobInputError('listener', 'must be a function');
+    const listeners = this.#listeners[event];
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Graceful shutdown: takes no more work (`create`, `add` and `start` then throw `disposed`), lets the
+   * verifications in flight finish and stores their results, fails the jobs that are not complete (`error.code`
+   * `disposed`; their results stay readable), then disposes the verifier it made and closes the store.
+   * Reads keep working as far as the store allows (the memory store does). Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#shutDown();
+    return this.#closed;
+  }
+
+  async #shutDown(): Promise<void> {
+    this.#closing = true;
+    this.#ready.clear();
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    const jobs = [...this.#jobs.values()];
+    await Promise.all(jobs.map((job) => this.#sync(job)));
+    for (const job of jobs) {
+      this.#fail(job, { code: 'disposed', message: 'the manager was closed before the job finished' });
+    }
+    await Promise.all(jobs.map((job) => this.#sync(job)));
+    await this.#ownedVerifier?.dispose();
+    try {
+      await this.#options.store.close?.();
+    } catch (error) {
+      throw new StoreError('close', error);
+    }
+  }
+
+  // --- lookup and validation ---
+
+  #assertOpen(): void {
+    if (this.#closing) throw new MailvetError('disposed', 'the job manager has been closed');
+  }
+
+  #visible(id: unknown, owner: string | null): LiveJob | undefined {
+    if (typeof id !== 'string') return undefined;
+    const job = this.#jobs.get(id);
+    return job !== undefined && job.owner === owner ? job : undefined;
+  }
+
+  #find(id: string, access: JobAccess | undefined): LiveJob {
+    const job = this.#visible(id, ownerOf(access));
+    if (job === undefined) throw new JobNotFoundError(String(id));
+    return job;
+  }
+
+  #newId(): string {
+    const id: unknown = this.#options.ids();
+    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
+      throw new OptionsError('ids', 'must return 1-128 characters of A-Z a-z 0-9 _ -');
+    }
+    if (this.#jobs.has(id)) throw new OptionsError('ids', 'returned an id that is in use');
+    return id;
+  }
+
+  #now(): number {
+    const now = this.#options.clock.now();
+    if (typeof now !== 'number' || !Number.isFinite(now) || Math.abs(now) > MAX_TIME) {
+      throw new OptionsError('clock', 'now() must return milliseconds since the epoch');
+    }
+    return now;
+  }
+
+  // --- scheduling ---
+
+  #append(job: LiveJob, emails: readonly string[]): void {
+    if (emails.length === 0) return;
+    const first = job.total;
+    job.total += emails.length;
+    job.dirty = true;
+    job.work!.add(emails, first);
+    if (job.work!.copies.length > 0) this.#scheduleFlush(job);
+    this.#wake(job);
+  }
+
+  #makeReady(job: LiveJob): void {
+    if (job.inReady || !job.armed || job.deleted || isFinished(job) || this.#closing || !job.work?.hasWork)
+      return;
+    job.inReady = true;
+    this.#ready.push(job);
+  }
+
+  /** Starts verifications while there is room and work, round-robin over jobs. */
+  #pump(): void {
+    while (this.#inFlight < this.#options.concurrency && !this.#closing) {
+      const job = this.#ready.shift();
+      if (job === undefined) return;
+      job.inReady = false;
+      if (job.deleted || isFinished(job) || job.work === null) continue;
+      const task = job.work.take();
+      if (task === undefined) continue;
+      if (job.status === 'queued') {
+        job.status = 'processing';
+        job.startedAt = this.#now();
+        job.dirty = true;
+        this.#scheduleFlush(job);
+      }
+      this.#makeReady(job);
+      this.#launch(job, task);
+    }
+  }
+
+  #launch(job: LiveJob, task: Task): void {
+    this.#inFlight++;
+    job.inFlight++;
+    let pending: Promise<VerificationResult>;
+    try {
+      pending = Promise.resolve(this.#verifier.verify(task.email));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => this.#settle(job, task, result, true),
+      (error: unknown) => this.#settle(job, task, error, false),
+    );
+  }
+
+  #settle(job: LiveJob, task: Task, outcome: unknown, ok: boolean): void {
+    this.#inFlight--;
+    job.inFlight--;
+    if (!job.deleted) {
+      job.work?.release(task.key);
+      this.#record(job, task, outcome, ok);
+      if (job.bufferPositions.length >= FLUSH_SIZE || job.inFlight === 0 || job.waiters.length > 0) {
+        this.#scheduleFlush(job);
+      }
+      this.#makeReady(job);
+    }
+    if (this.#inFlight === 0 && this.#idle.length > 0) {
+      const idle = this.#idle;
+      this.#idle = [];
+      for (const resolve of idle) resolve();
+    }
+    this.#pump();
+  }
+
+  #record(job: LiveJob, task: Task, outcome: unknown, ok: boolean): void {
+    if (task.attempt > 0 && !job.interim.delete(task.position)) return; // its greylisted result was kept already
+    if (!ok && isMailvetError(outcome) && outcome.code === 'disposed') {
+      this.#fail(job, { code: 'disposed', message: 'the verifier was disposed before the job finished' });
+      return;
+    }
+    const result = ok && isResult(outcome) ? outcome : exceptionResult(task.email);
+    if (
+      result.sub_status === 'greylisted' &&
+      job.retries !== null &&
+      task.attempt < this.#options.greylistDelaysMs.length &&
+      !isFinished(job)
+    ) {
+      job.interim.set(task.position, result);
+      job.retries.add({ ...task, attempt: task.attempt + 1 });
+      return;
+    }
+    this.#produce(job, task.position, result);
+  }
+
+  #retry(job: LiveJob, due: readonly WaitingRetry[]): void {
+    if (job.deleted || isFinished(job) || job.work === null) return;
+    for (const { task } of due) job.work.retry(task);
+    this.#makeReady(job);
+    this.#pump();
+  }
+
+  /** A final result for `position` (and the later positions of the same address). */
+  #produce(job: LiveJob, position: number, result: VerificationResult): void {
+    job.bufferPositions.push(position);
+    job.bufferResults.push(result);
+    const followers = job.work?.settle(position);
+    if (followers === undefined) return;
+    for (const follower of followers) {
+      job.bufferPositions.push(follower);
+      job.bufferResults.push(result);
+    }
+  }
+
+  // --- transitions ---
+
+  #fail(job: LiveJob, error: JobError): void {
+    if (isFinished(job) || job.deleted) return;
+    job.status = 'failed';
+    job.error = error;
+    job.completedAt = this.#now();
+    job.dirty = true;
+    job.work?.dropQueued();
+    job.retries?.clear();
+    for (const [position, result] of job.interim) this.#produce(job, position, result);
+    job.interim.clear();
+    this.#scheduleFlush(job);
+    this.#emit('failed', job);
+    this.#wake(job);
+  }
+
+  #complete(job: LiveJob): void {
+    job.status = 'complete';
+    job.completedAt = this.#now();
+    job.dirty = true;
+  }
+
+  #forget(job: LiveJob): void {
+    job.deleted = true;
+    this.#jobs.delete(job.id);
+    job.retries?.clear();
+    job.work = null;
+    job.interim.clear();
+    job.bufferPositions = [];
+    job.bufferResults = [];
+    job.unsaved = null;
+    this.#wake(job);
+  }
+
+  // --- the store ---
+
+  /** Runs `operation` after every earlier store call of `job`. */
+  #enqueue<T>(job: LiveJob, operation: () => T | Promise<T>): Promise<T> {
+    const run = job.chain.then(operation);
+    job.chain = run.then(noop, noop);
+    return run;
+  }
+
+  #scheduleFlush(job: LiveJob): void {
+    if (job.flushQueued || job.deleted) return;
+    job.flushQueued = true;
+    void this.#enqueue(job, () => this.#flush(job));
+  }
+
+  /** Writes what is pending to the store and waits for every store call of `job` so far. */
+  async #sync(job: LiveJob): Promise<void> {
+    if (job.bufferPositions.length > 0 || job.dirty || (job.work?.copies.length ?? 0) > 0) {
+      this.#scheduleFlush(job);
+    }
+    await job.chain;
+  }
+
+  /** Hands buffered results and copies to the store, then saves the metadata and tells listeners. Never throws. */
+  async #flush(job: LiveJob): Promise<void> {
+    job.flushQueued = false;
+    if (job.deleted) return;
+    const before = job.completed;
+    const positions = job.bufferPositions;
+    const results = job.bufferResults;
+    job.bufferPositions = [];
+    job.bufferResults = [];
+    if (positions.length > 0) await this.#write(job, positions, results);
+    if (job.deleted) return;
+    const copies = job.work?.copies ?? [];
+    if (copies.length > 0) {
+      job.work!.copies = [];
+      await this.#copy(job, copies);
+      if (job.deleted) return;
+    }
+    const completes = job.status === 'processing' && job.completed === job.total;
+    if (completes) this.#complete(job);
+    if (job.dirty && !job.storeBroken) {
+      job.dirty = false;
+      try {
+        await this.#options.store.saveJob(recordOf(job));
+      } catch (error) {
+        job.storeBroken = true;
+        this.#fail(job, { code: 'store_error', message: storeMessage('save the job', error) });
+      }
+      if (job.deleted) return;
+    }
+    if (job.completed !== before) this.#emit('progress', job);
+    if (completes) this.#emit('complete', job);
+    if (isFinished(job) && job.inFlight === 0 && (job.work?.copies.length ?? 0) === 0) {
+      job.work = null; // the deduplication index and queues are no longer needed
+      job.retries = null;
+    }
+    this.#wake(job);
+  }
+
+  async #write(job: LiveJob, positions: number[], results: VerificationResult[]): Promise<void> {
+    job.completed += positions.length;
+    for (const result of results) job.counts[result.status]++;
+    job.dirty = true;
+    if (!job.storeBroken) {
+      try {
+        await this.#options.store.putResults(job.id, positions, results);
+        return;
+      } catch (error) {
+        job.storeBroken = true;
+        this.#keep(job, positions, results);
+        this.#fail(job, { code: 'store_error', message: storeMessage('write results', error) });
+        return;
+      }
+    }
+    this.#keep(job, positions, results);
+  }
+
+  #keep(job: LiveJob, positions: readonly number[], results: readonly VerificationResult[]): void {
+    job.unsaved ??= new Map();
+    for (let i = 0; i < positions.length; i++) job.unsaved.set(positions[i]!, results[i]!);
+  }
+
+  /** Fills duplicates of addresses whose result was final already when they were added. */
+  async #copy(job: LiveJob, pairs: readonly number[]): Promise<void> {
+    const known = new Map<number, VerificationResult>();
+    let buffered: Map<number, VerificationResult> | undefined;
+    const positions: number[] = [];
+    const results: VerificationResult[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const from = pairs[i]!;
+      let result = known.get(from) ?? job.unsaved?.get(from);
+      if (result === undefined) {
+        // A result that became final while this flush ran is still in the buffer.
+        buffered ??= new Map(job.bufferPositions.map((position, k) => [position, job.bufferResults[k]!]));
+        result = buffered.get(from);
+      }
+      if (result === undefined) {
+        try {
+          result = (await this.#options.store.getResults(job.id, from, 1))[0];
+        } catch (error) {
+          job.storeBroken = true;
+          this.#fail(job, { code: 'store_error', message: storeMessage('read results', error) });
+          return;
+        }
+        if (result === undefined) {
+          this.#fail(job, {
+            code: 'store_error',
+            message: `the job store lost the result at position ${from}`,
+          });
+          return;
+        }
+        known.set(from, result);
+      }
+      positions.push(pairs[i + 1]!);
+      results.push(result);
+    }
+    await this.#write(job, positions, results);
+  }
+
+  /** Positions `offset` to `offset + count - 1` (in order), from the store and the results it refused. */
+  async #read(job: LiveJob, offset: number, count: number): Promise<(VerificationResult | undefined)[]> {
+    if (count === 0) return [];
+    let stored: ReadonlyArray<VerificationResult | undefined>;
+    try {
+      stored = await this.#enqueue(job, () => this.#options.store.getResults(job.id, offset, count));
+    } catch (error) {
+      throw new StoreError('read results', error);
+    }
+    const page: (VerificationResult | undefined)[] = [];
+    for (let i = 0; i < count; i++) page.push(stored[i] ?? job.unsaved?.get(offset + i));
+    return page;
+  }
+
+  async *#stream(job: LiveJob, offset: number): AsyncGenerator<VerificationResult, void, undefined> {
+    let position = offset;
+    for (;;) {
+      if (job.deleted) throw new JobNotFoundError(job.id);
+      await this.#sync(job);
+      if (job.deleted) throw new JobNotFoundError(job.id);
+      const version = job.version;
+      if (position < job.total) {
+        const page = await this.#read(job, position, Math.min(STREAM_PAGE, job.total - position));
+        let ready = 0;
+        while (ready < page.length && page[ready] !== undefined) ready++;
+        for (let i = 0; i < ready; i++) yield page[i]!;
+        position += ready;
+        if (ready === page.length) continue;
+      } else if (job.status === 'complete') {
+        return;
+      }
+      if (job.status === 'failed') {
+        yield* this.#rest(job, position);
+        throw new JobFailedError(snapshot(job));
+      }
+      if (job.version !== version) continue;
+      const changed = new Promise<void>((resolve) => job.waiters.push(resolve));
+      // Results buffered since the sync above are flushed now that a reader waits (flushing wakes it).
+      if (job.bufferPositions.length > 0) this.#scheduleFlush(job);
+      await changed;
+    }
+  }
+
+  /** The results a failed job has from `position` on, skipping gaps. */
+  async *#rest(job: LiveJob, position: number): AsyncGenerator<VerificationResult, void, undefined> {
+    for (let at = position; at < job.total; at += STREAM_PAGE) {
+      const page = await this.#read(job, at, Math.min(STREAM_PAGE, job.total - at));
+      for (const result of page) if (result !== undefined) yield result;
+    }
+  }
+
+  // --- events ---
+
+  #wake(job: LiveJob): void {
+    job.version++;
+    if (job.waiters.length === 0) return;
+    const waiters = job.waiters;
+    job.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #emit(event: JobEventName, job: LiveJob): void {
+    const listeners = this.#listeners[event];
+    if (listeners.size === 0) return;
+    const current = snapshot(job);
+    for (const listener of [...listeners]) {
+      try {
+        listener(current);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+function storeMessage(operation: string, error: unknown): string {
+  return `the job store failed to ${operation}${error instanceof Error ? `: ${error.message}` : ''}`;
+}

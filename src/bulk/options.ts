@@ -1,0 +1,169 @@
+/**
+ * Options of `BulkJobManager`: defaults and one-time validation.
+ * @module
+ */
+import { OptionsError } from '../errors.js';
+import type { VerifyOptions } from '../options.js';
+import { memoryJobStore } from './memory-store.js';
+import type { BulkJobManagerOptions, BulkVerifier, Clock, JobStore } from './types.js';
+
+/** The documented defaults of {@link BulkJobManagerOptions}. */
+export const BULK_DEFAULTS = Object.freeze({
+  concurrency: 64,
+  perDomainConcurrency: 4,
+  maxJobs: 1000,
+  maxAddressesPerJob: 1_000_000,
+  maxAddressesPerAdd: 100_000,
+  maxEmailLength: 1024,
+  greylistDelaysMs: Object.freeze([60_000, 300_000, 900_000]) as readonly number[],
+});
+
+/** Options after validation and defaulting. */
+export interface ResolvedBulkOptions {
+  readonly verifier: BulkVerifier | undefined;
+  readonly verifierOptions: VerifyOptions;
+  readonly concurrency: number;
+  readonly perDomainConcurrency: number;
+  readonly maxJobs: number;
+  readonly maxAddressesPerJob: number;
+  readonly maxAddressesPerAdd: number;
+  readonly maxEmailLength: number;
+  readonly greylistDelaysMs: readonly number[];
+  readonly store: JobStore;
+  readonly clock: Clock;
+  readonly ids: () => string;
+}
+
+const KNOWN_KEYS = new Set([
+  'verifier',
+  'verifierOptions',
+  'concurrency',
+  'perDomainConcurrency',
+  'maxJobs',
+  'maxAddressesPerJob',
+  'maxAddressesPerAdd',
+  'maxEmailLength',
+  'greylistRetry',
+  'store',
+  'clock',
+  'ids',
+]);
+
+/** Largest job the manager accepts at all (positions are kept in 32-bit columns). */
+const MAX_POSITIONS = 100_000_000;
+/** Longest greylisting delay: one day. */
+const MAX_DELAY_MS = 86_400_000;
+const MAX_RETRIES = 10;
+
+/** The system clock. */
+const SYSTEM_CLOCK: Clock = Object.freeze({
+  now: () => Date.now(),
+  setTimeout: (callback: () => void, ms: number): unknown => globalThis.setTimeout(callback, ms),
+  clearTimeout: (handle: unknown) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+});
+
+/** Random UUIDs (version 4: 122 random bits). */
+const randomIds = (): string => globalThis.crypto.randomUUID();
+
+function int(value: unknown, key: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(key, `must be an integer ${min}-${max}`);
+  }
+  return value;
+}
+
+function withMethods<T>(value: unknown, key: string, methods: readonly string[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) {
+    throw new OptionsError(key, `must be an object with ${methods.join(', ')}`);
+  }
+  for (const method of methods) {
+    if (typeof (value as Record<string, unknown>)[method] !== 'function') {
+      throw new OptionsError(key, `must have a ${method}() method`);
+    }
+  }
+  return value as T;
+}
+
+function delays(value: unknown): readonly number[] {
+  if (value === undefined) return BULK_DEFAULTS.greylistDelaysMs;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new OptionsError('greylistRetry', 'must be an object { delaysMs }');
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'delaysMs') throw new OptionsError(`greylistRetry.${key}`, 'is not a known option');
+  }
+  const delaysMs = (value as { delaysMs?: unknown }).delaysMs;
+  if (delaysMs === undefined) return BULK_DEFAULTS.greylistDelaysMs;
+  if (!Array.isArray(delaysMs) || delaysMs.length > MAX_RETRIES) {
+    throw new OptionsError('greylistRetry.delaysMs', `must be an array of at most ${MAX_RETRIES} delays`);
+  }
+  for (const delay of delaysMs) {
+    if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY_MS) {
+      throw new OptionsError('greylistRetry.delaysMs', `entries must be integers 0-${MAX_DELAY_MS}`);
+    }
+  }
+  return Object.freeze([...delaysMs]);
+}
+
+/** Validates the manager's options once and fills in defaults; an {@link OptionsError} names a bad one. */
+export function resolveBulkOptions(options: BulkJobManagerOptions = {}): ResolvedBulkOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new OptionsError('options', 'must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_KEYS.has(key)) throw new OptionsError(key, 'is not a known option');
+  }
+  const verifier = withMethods<BulkVerifier>(options.verifier, 'verifier', ['verify']);
+  const verifierOptions = options.verifierOptions;
+  if (verifierOptions !== undefined) {
+    if (typeof verifierOptions !== 'object' || verifierOptions === null || Array.isArray(verifierOptions)) {
+      throw new OptionsError('verifierOptions', 'must be an object');
+    }
+    if (verifier !== undefined) {
+      throw new OptionsError(
+        'verifierOptions',
+        'cannot be combined with verifier (configure that verifier instead)',
+      );
+    }
+  }
+  if (options.ids !== undefined && typeof options.ids !== 'function') {
+    throw new OptionsError('ids', 'must be a function returning a string');
+  }
+  const maxAddressesPerJob = int(
+    options.maxAddressesPerJob,
+    'maxAddressesPerJob',
+    BULK_DEFAULTS.maxAddressesPerJob,
+    1,
+    MAX_POSITIONS,
+  );
+  return {
+    verifier,
+    verifierOptions: verifierOptions ?? {},
+    concurrency: int(options.concurrency, 'concurrency', BULK_DEFAULTS.concurrency, 1, 10_000),
+    perDomainConcurrency: int(
+      options.perDomainConcurrency,
+      'perDomainConcurrency',
+      BULK_DEFAULTS.perDomainConcurrency,
+      1,
+      10_000,
+    ),
+    maxJobs: int(options.maxJobs, 'maxJobs', BULK_DEFAULTS.maxJobs, 1, 1_000_000),
+    maxAddressesPerJob,
+    maxAddressesPerAdd: int(
+      options.maxAddressesPerAdd,
+      'maxAddressesPerAdd',
+      Math.min(BULK_DEFAULTS.maxAddressesPerAdd, maxAddressesPerJob),
+      1,
+      maxAddressesPerJob,
+    ),
+    maxEmailLength: int(options.maxEmailLength, 'maxEmailLength', BULK_DEFAULTS.maxEmailLength, 1, 65_536),
+    greylistDelaysMs: delays(options.greylistRetry),
+    store:
+      withMethods<JobStore>(options.store, 'store', ['saveJob', 'putResults', 'getResults', 'deleteJob']) ??
+      memoryJobStore(),
+    clock: withMethods<Clock>(options.clock, 'clock', ['now', 'setTimeout', 'clearTimeout']) ?? SYSTEM_CLOCK,
+    ids: options.ids ?? randomIds,
+  };
+}

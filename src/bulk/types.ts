@@ -1,0 +1,267 @@
+/**
+ * Public types of bulk jobs: the `Job` wire shape, the manager's options, the `JobStore` seam and events.
+ * @module
+ */
+import type { ErrorCode } from '../errors.js';
+import type { VerifyOptions } from '../options.js';
+import type { Status, VerificationResult } from '../result.js';
+import type { Verifier } from '../verifier.js';
+
+/**
+ * The state of a job. The only transitions are
+ * `queued → processing → complete`, `queued → failed` and `processing → failed` (see docs/bulk.md).
+ */
+export type JobStatus = 'queued' | 'processing' | 'complete' | 'failed';
+
+/** Every {@link JobStatus}, in lifecycle order. */
+export const JOB_STATUSES: readonly JobStatus[] = Object.freeze([
+  'queued',
+  'processing',
+  'complete',
+  'failed',
+]);
+
+/** Why a job failed: a stable code and a message for humans. */
+export interface JobError {
+  /** Stable code: `store_error` (the store threw), `disposed` (the manager or its verifier was closed first). */
+  readonly code: ErrorCode;
+  /** Human-readable description; may change between versions. */
+  readonly message: string;
+}
+
+/**
+ * A bulk job as the API returns it (snake_case wire shape). Every read returns a fresh snapshot.
+ * Times are ISO 8601 strings in UTC (`2024-05-01T12:00:00.000Z`), or `null` while the moment has not come.
+ */
+export interface Job {
+  /** Unguessable identifier (a random UUID by default: 122 random bits). */
+  readonly id: string;
+  /** Name given at creation, or `null`. */
+  readonly name: string | null;
+  /** Lifecycle state. */
+  readonly status: JobStatus;
+  /** Number of addresses (positions) in the job, duplicates included. */
+  readonly total: number;
+  /** Number of positions with a final result. Never decreases. */
+  readonly completed: number;
+  /** `completed / total`, or `0` when `total` is `0`. */
+  readonly progress: number;
+  /** When the job was created. */
+  readonly created_at: string;
+  /** When the job entered `processing`, or `null`. */
+  readonly started_at: string | null;
+  /** When the job entered `complete` or `failed`, or `null`. */
+  readonly completed_at: string | null;
+  /** Number of final results per status (every status is present, zeros included). */
+  readonly counts: Readonly<Record<Status, number>>;
+  /** Why the job failed; `null` unless `status` is `failed`. */
+  readonly error: JobError | null;
+}
+
+/** Input of {@link BulkJobManagerApi.create}. */
+export interface CreateJobInput {
+  /** A label for the job: at most 256 characters, no control characters. @default null */
+  readonly name?: string;
+  /** Addresses to start with (same rules as `add`). @default [] */
+  readonly emails?: readonly string[];
+  /** Start processing as soon as the job has addresses; with `false` it waits for `start()`. @default true */
+  readonly autoStart?: boolean;
+  /** Tenant that owns the job; the job is visible only to calls that pass the same `owner`. @default none */
+  readonly owner?: string;
+}
+
+/**
+ * Who is asking. A job is visible only when `owner` equals the job's owner (both absent counts as equal);
+ * an invisible job behaves exactly like a missing one.
+ */
+export interface JobAccess {
+  /** The caller's tenant. @default none */
+  readonly owner?: string;
+}
+
+/** Options of {@link BulkJobManagerApi.list}. */
+export interface ListJobsOptions extends JobAccess {
+  /** Jobs to skip, in creation order (oldest first). @default 0 */
+  readonly offset?: number;
+  /** Most jobs to return. @default all */
+  readonly limit?: number;
+}
+
+/** One page of jobs. */
+export interface JobList {
+  /** The jobs of the page, oldest first. */
+  readonly jobs: Job[];
+  /** Number of jobs visible to the caller in all pages. */
+  readonly total: number;
+}
+
+/** Options of {@link BulkJobManagerApi.results}. */
+export interface ResultsOptions extends JobAccess {
+  /** First input position to read. @default 0 */
+  readonly offset?: number;
+  /** Most input positions to read. @default all */
+  readonly limit?: number;
+  /**
+   * Read before the job is complete: positions without a final result yet are skipped, so a page may hold
+   * fewer than `limit` results. Without it, reading a job that is not complete throws. @default false
+   */
+  readonly partial?: boolean;
+}
+
+/** Options of {@link BulkJobManagerApi.stream}. */
+export interface StreamOptions extends JobAccess {
+  /** First input position to yield. @default 0 */
+  readonly offset?: number;
+}
+
+/** The part of a {@link Verifier} the manager needs; fakes in tests implement just this. */
+export type BulkVerifier = Pick<Verifier, 'verify'>;
+
+/**
+ * Time source and timers. Inject a fake one in tests so that greylisting delays pass without sleeping.
+ * @default { now: Date.now, setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout }
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Calls `callback` once after `ms` milliseconds; returns a handle for `clearTimeout`. */
+  setTimeout(callback: () => void, ms: number): unknown;
+  /** Cancels a timer made by `setTimeout`. */
+  clearTimeout(handle: unknown): void;
+}
+
+/** How greylisted results are retried. */
+export interface GreylistRetryOptions {
+  /**
+   * Delay before each retry, in milliseconds: one retry per entry. `[]` turns retries off.
+   * @default [60000, 300000, 900000]
+   */
+  readonly delaysMs?: readonly number[];
+}
+
+/** Options of `new BulkJobManager(options)`. Every field is optional and validated at construction. */
+export interface BulkJobManagerOptions {
+  /**
+   * The verifier that checks each address. When given, the caller owns it (the manager never disposes it).
+   * @default a verifier made with `createVerifier(verifierOptions)`, disposed by `close()`
+   */
+  readonly verifier?: BulkVerifier;
+  /** Options of the verifier the manager makes when `verifier` is not given. @default {} */
+  readonly verifierOptions?: VerifyOptions;
+  /** Most verifications in flight at once, over all jobs. @default 64 */
+  readonly concurrency?: number;
+  /**
+   * Most verifications in flight at once for one domain of one job, so that a domain's addresses share
+   * the verifier's pooled SMTP sessions while other domains proceed. Inputs without a domain are not capped.
+   * @default 4
+   */
+  readonly perDomainConcurrency?: number;
+  /** Most jobs held at once (any status; `delete` frees a slot). @default 1000 */
+  readonly maxJobs?: number;
+  /** Most addresses in one job, duplicates included. @default 1000000 */
+  readonly maxAddressesPerJob?: number;
+  /** Most addresses in one `create` or `add` call. @default 100000 */
+  readonly maxAddressesPerAdd?: number;
+  /** Longest accepted address, in UTF-16 code units (before trimming). @default 1024 */
+  readonly maxEmailLength?: number;
+  /** Retries of greylisted results. @default { delaysMs: [60000, 300000, 900000] } */
+  readonly greylistRetry?: GreylistRetryOptions;
+  /** Where jobs and results are kept. @default memoryJobStore() */
+  readonly store?: JobStore;
+  /** Time source and timers. @default the system clock */
+  readonly clock?: Clock;
+  /** Makes job ids: each must be 1-128 characters of `A-Z a-z 0-9 _ -`. @default () => crypto.randomUUID() */
+  readonly ids?: () => string;
+}
+
+/** A value or a promise of it: stores may be synchronous (memory) or asynchronous (a database). */
+export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * A job's metadata as the manager hands it to the store. Times are milliseconds since the epoch.
+ * The store must not change it; the manager passes a fresh copy on each save.
+ */
+export interface JobRecord {
+  readonly id: string;
+  /** Owning tenant, or `null`. */
+  readonly owner: string | null;
+  readonly name: string | null;
+  readonly status: JobStatus;
+  readonly total: number;
+  readonly completed: number;
+  readonly counts: Readonly<Record<Status, number>>;
+  readonly createdAt: number;
+  readonly startedAt: number | null;
+  readonly completedAt: number | null;
+  readonly error: JobError | null;
+}
+
+/**
+ * Where a manager keeps jobs and their results. The manager calls it only through this interface, one call at
+ * a time per job, in order; a throw (or rejection) fails the job with code `store_error`.
+ * See docs/bulk.md for the contract.
+ */
+export interface JobStore {
+  /** Creates or replaces a job's metadata. Called at creation and after every change. */
+  saveJob(record: JobRecord): Awaitable<void>;
+  /**
+   * Records final results: `results[i]` is the result at input position `positions[i]`. A position is written
+   * at most once; the same result object may appear at several positions (duplicates of one address).
+   */
+  putResults(
+    id: string,
+    positions: readonly number[],
+    results: readonly VerificationResult[],
+  ): Awaitable<void>;
+  /**
+   * Reads positions `offset` to `offset + limit - 1`: an array of length `limit`, with `undefined` where no
+   * result was written. Each result is a fresh object that the caller may keep or change.
+   */
+  getResults(
+    id: string,
+    offset: number,
+    limit: number,
+  ): Awaitable<ReadonlyArray<VerificationResult | undefined>>;
+  /** Forgets a job and its results. Deleting an unknown job is not an error. */
+  deleteJob(id: string): Awaitable<void>;
+  /** Releases the store's resources; called once by `BulkJobManager.close()`. Optional. */
+  close?(): Awaitable<void>;
+}
+
+/** Events of the manager. Each listener receives a snapshot of the job. */
+export type JobEventName = 'progress' | 'complete' | 'failed';
+
+/**
+ * A listener of {@link JobEventName}. Exceptions thrown by a listener do not affect the job: they are
+ * re-thrown in a separate microtask (an uncaught exception, as for a browser `EventTarget`).
+ */
+export type JobListener = (job: Job) => void;
+
+/**
+ * The operations of `BulkJobManager`. Every method is asynchronous so that stores may be; each throws a
+ * `MailvetError` with a stable code on misuse: `job_not_found` (missing, deleted or another owner's job),
+ * `job_finished`, `job_not_complete`, `job_failed`, `limit_exceeded`, `invalid_request`, `store_error`,
+ * `disposed` (after `close()`).
+ */
+export interface BulkJobManagerApi {
+  /** Creates a job; with addresses and `autoStart` (the default) it starts processing them. */
+  create(input?: CreateJobInput): Promise<Job>;
+  /** Adds addresses to a `queued` or `processing` job; its `total` grows. */
+  add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job>;
+  /** Starts a job created with `autoStart: false`. Idempotent while the job is `queued` or `processing`. */
+  start(id: string, access?: JobAccess): Promise<Job>;
+  /** The job, or `undefined` when it is missing or not visible to the caller. */
+  get(id: string, access?: JobAccess): Promise<Job | undefined>;
+  /** The caller's jobs, oldest first. */
+  list(options?: ListJobsOptions): Promise<JobList>;
+  /** A page of results in input order. */
+  results(id: string, options?: ResultsOptions): Promise<VerificationResult[]>;
+  /** Results in input order, each as soon as it and every earlier one are final. */
+  stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult>;
+  /** Stops the job's work and forgets it and its results. */
+  delete(id: string, access?: JobAccess): Promise<void>;
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  on(event: JobEventName, listener: JobListener): () => void;
+  /** Stops taking work, settles verifications in flight, fails unfinished jobs, releases the verifier and store. */
+  close(): Promise<void>;
+}

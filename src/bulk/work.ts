@@ -1,0 +1,231 @@
+/**
+ * The pending work of one job: addresses queued in domain groups, duplicates folded onto their first
+ * position, and a per-domain cap on verifications in flight.
+ * @module
+ */
+import { Deque } from './deque.js';
+
+/** One verification to run. */
+export interface Task {
+  /** Input position whose result this is (duplicates follow it). */
+  readonly position: number;
+  /** The trimmed input. */
+  readonly email: string;
+  /** Grouping key: the lower-cased text after the last `@`, or `''` when there is none. */
+  readonly key: string;
+  /** 0 for the first try, n for the n-th greylisting retry. */
+  readonly attempt: number;
+}
+
+/** Addresses of one domain set aside because the domain was at its cap (and greylisting retries). */
+interface Parked {
+  positions: number[];
+  emails: string[];
+  attempts: number[];
+  head: number;
+  /** In the ready queue. */
+  ready: boolean;
+}
+
+/** Grouping key of an address: the lower-cased domain as written, or `''` when it has none. */
+export function domainKey(email: string): string {
+  const at = email.lastIndexOf('@');
+  return at < 0 ? '' : email.slice(at + 1).toLowerCase();
+}
+
+const COMPACT_AT = 65_536;
+
+/**
+ * Pending work of one job. `add` appends a batch grouped by domain (so that a domain's addresses reach the
+ * verifier together and share its pooled SMTP sessions); `take` hands out the next task whose domain is under
+ * its cap; `release` ends a task. Inputs without a domain (key `''`) are never capped.
+ */
+export class JobWork {
+  readonly #cap: number;
+  // Main queue, three parallel columns from `#head`.
+  #positions: number[] = [];
+  #emails: string[] = [];
+  #keys: string[] = [];
+  #head = 0;
+  readonly #parked = new Map<string, Parked>();
+  readonly #readyParked = new Deque<string>();
+  readonly #inFlight = new Map<string, number>();
+  // Deduplication: exact trimmed input → first position; bit set of first positions that are final.
+  readonly #seen = new Map<string, number>();
+  #final = new Uint8Array(128);
+  readonly #followers = new Map<number, number[]>();
+  /** Pairs `[from, to, from, to, ...]`: positions to fill with the already final result at `from`. */
+  copies: number[] = [];
+
+  constructor(perDomainConcurrency: number) {
+    this.#cap = perDomainConcurrency;
+  }
+
+  /** Queues `emails` (trimmed) at positions `first`, `first + 1`, ... */
+  add(emails: readonly string[], first: number): void {
+    this.#ensureBits(first + emails.length);
+    const groups = new Map<string, number[]>();
+    for (let i = 0; i < emails.length; i++) {
+      const email = emails[i]!;
+      const position = first + i;
+      const seen = this.#seen.get(email);
+      if (seen !== undefined) {
+        if (this.#isFinal(seen)) this.copies.push(seen, position);
+        else {
+          const followers = this.#followers.get(seen);
+          if (followers === undefined) this.#followers.set(seen, [position]);
+          else followers.push(position);
+        }
+        continue;
+      }
+      this.#seen.set(email, position);
+      const key = domainKey(email);
+      const group = groups.get(key);
+      if (group === undefined) groups.set(key, [i]);
+      else group.push(i);
+    }
+    for (const [key, indices] of groups) {
+      for (const i of indices) {
+        this.#positions.push(first + i);
+        this.#emails.push(emails[i]!);
+        this.#keys.push(key);
+      }
+    }
+  }
+
+  /** The next task whose domain is under its cap, or `undefined` when there is none now. */
+  take(): Task | undefined {
+    while (this.#readyParked.length > 0) {
+      const key = this.#readyParked.peek()!;
+      const parked = this.#parked.get(key)!;
+      if (this.#atCap(key)) {
+        this.#readyParked.shift();
+        parked.ready = false;
+        continue;
+      }
+      const i = parked.head++;
+      const task: Task = {
+        position: parked.positions[i]!,
+        email: parked.emails[i]!,
+        key,
+        attempt: parked.attempts[i]!,
+      };
+      this.#start(key);
+      if (parked.head === parked.positions.length) {
+        this.#readyParked.shift();
+        this.#parked.delete(key);
+      } else if (this.#atCap(key)) {
+        this.#readyParked.shift();
+        parked.ready = false;
+      }
+      return task;
+    }
+    while (this.#head < this.#positions.length) {
+      const i = this.#head++;
+      const key = this.#keys[i]!;
+      const position = this.#positions[i]!;
+      const email = this.#emails[i]!;
+      if (this.#head === this.#positions.length) this.#resetMain();
+      else if (this.#head >= COMPACT_AT && this.#head * 2 >= this.#positions.length) this.#compactMain();
+      if (!this.#atCap(key)) {
+        this.#start(key);
+        return { position, email, key, attempt: 0 };
+      }
+      this.#park(key, position, email, 0);
+    }
+    return undefined;
+  }
+
+  /** Ends a task of domain `key`; returns true when that made a parked task of the domain ready. */
+  release(key: string): boolean {
+    const count = (this.#inFlight.get(key) ?? 1) - 1;
+    if (count === 0) this.#inFlight.delete(key);
+    else this.#inFlight.set(key, count);
+    const parked = this.#parked.get(key);
+    if (parked === undefined || parked.ready) return false;
+    parked.ready = true;
+    this.#readyParked.push(key);
+    return true;
+  }
+
+  /** Queues a retry of `position`, ahead of the main queue. */
+  retry(task: Task): void {
+    this.#park(task.key, task.position, task.email, task.attempt);
+  }
+
+  /**
+   * True when `take` may hand out a task now (it can still return `undefined` when the main queue holds only
+   * domains at their cap). False when all that is left waits for a domain's `release`.
+   */
+  get hasWork(): boolean {
+    return this.#readyParked.length > 0 || this.#head < this.#positions.length;
+  }
+
+  /**
+   * Marks the result at `position` final and returns the later positions of the same address (which take
+   * the same result), if any.
+   */
+  settle(position: number): number[] | undefined {
+    this.#final[position >>> 3]! |= 1 << (position & 7);
+    const followers = this.#followers.get(position);
+    if (followers !== undefined) this.#followers.delete(position);
+    return followers;
+  }
+
+  /** Drops all queued work (tasks in flight still settle, and their duplicates follow them). */
+  dropQueued(): void {
+    this.#resetMain();
+    this.#parked.clear();
+    this.#readyParked.clear();
+    this.#seen.clear();
+  }
+
+  #atCap(key: string): boolean {
+    return key !== '' && (this.#inFlight.get(key) ?? 0) >= this.#cap;
+  }
+
+  #start(key: string): void {
+    this.#inFlight.set(key, (this.#inFlight.get(key) ?? 0) + 1);
+  }
+
+  #park(key: string, position: number, email: string, attempt: number): void {
+    let parked = this.#parked.get(key);
+    if (parked === undefined) {
+      parked = { positions: [], emails: [], attempts: [], head: 0, ready: false };
+      this.#parked.set(key, parked);
+    }
+    parked.positions.push(position);
+    parked.emails.push(email);
+    parked.attempts.push(attempt);
+    if (!parked.ready && !this.#atCap(key)) {
+      parked.ready = true;
+      this.#readyParked.push(key);
+    }
+  }
+
+  #isFinal(position: number): boolean {
+    return ((this.#final[position >>> 3] ?? 0) & (1 << (position & 7))) !== 0;
+  }
+
+  #ensureBits(positions: number): void {
+    const bytes = (positions + 7) >>> 3;
+    if (bytes <= this.#final.length) return;
+    const grown = new Uint8Array(Math.max(bytes, this.#final.length * 2));
+    grown.set(this.#final);
+    this.#final = grown;
+  }
+
+  #resetMain(): void {
+    this.#positions = [];
+    this.#emails = [];
+    this.#keys = [];
+    this.#head = 0;
+  }
+
+  #compactMain(): void {
+    this.#positions = this.#positions.slice(this.#head);
+    this.#emails = this.#emails.slice(this.#head);
+    this.#keys = this.#keys.slice(this.#head);
+    this.#head = 0;
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The lists check: blocklist and allowlist, disposable, role and free providers.
+ * @module
+ */
+import { disposableDomains } from '../data/disposable.js';
+import { addressListed } from '../data/domains.js';
+import { freeDomains } from '../data/free.js';
+import { normalizeRoleLocalPart, roleNames } from '../data/role.js';
+import { verdictOf } from '../result.js';
+import type { Check } from './types.js';
+
+/**
+ * Looks the address up on the caller's blocklist and allowlist and on the disposable, free and role lists
+ * (with the caller's `lists` patches applied). Sets `allowlisted`, `disposable`, `free` and `role` first,
+ * so the flags are in the result even when a verdict ends the run, then decides:
+ * `do_not_mail`/`blocklisted`, else `do_not_mail`/`disposable`, else (with `roleIsDoNotMail`)
+ * `do_not_mail`/`role_based`. An allowlisted address gets none of these verdicts. Does nothing for an
+ * address that failed the syntax check. Every lookup is O(1) per domain label.
+ */
+export const listsCheck: Check = {
+  name: 'lists',
+  run(state) {
+    const address = state.address;
+    if (address === null) return undefined;
+    const { options } = state;
+    const { lists } = options;
+    if (addressListed(options.allowlist, address)) state.allowlisted = true;
+    const blocklisted = addressListed(options.blocklist, address);
+    if (address.literalAddress === null) {
+      const { domain, unicodeDomain } = address;
+      const idn = unicodeDomain !== domain;
+      const disposable = disposableDomains(lists.disposable);
+      state.disposable = disposable.matches(domain) || (idn && disposable.matches(unicodeDomain));
+      const free = freeDomains(lists.free);
+      state.free = free.has(domain) || (idn && free.has(unicodeDomain));
+    }
+    state.role = roleNames(lists.role).has(normalizeRoleLocalPart(address.local));
+    if (state.allowlisted) return undefined;
+    if (blocklisted) return verdictOf('blocklisted');
+    if (state.disposable) return verdictOf('disposable');
+    if (state.role && options.roleIsDoNotMail) return verdictOf('role_based');
+    return undefined;
+  },
+};

@@ -1,0 +1,172 @@
+/**
+ * The MX check: finds the domain's mail hosts (RFC 5321 §5.1, RFC 7505) and lets only guarded addresses through.
+ * @module
+ */
+import { type AddressGuard, createAddressGuard } from '../dns/guard.js';
+import { lookupName } from '../dns/name.js';
+import type { DnsAnswer, MxRecord } from '../dns/types.js';
+import { DnsError } from '../errors.js';
+import { verdictOf } from '../result.js';
+import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
+
+const guards = new WeakMap<readonly string[], AddressGuard>();
+
+/** One guard per `allowAddresses` list (options are resolved once, so the list object is stable). */
+function guardFor(allow: readonly string[]): AddressGuard {
+  let guard = guards.get(allow);
+  if (guard === undefined) {
+    guard = createAddressGuard(allow);
+    guards.set(allow, guard);
+  }
+  return guard;
+}
+
+/** A null MX (RFC 7505): `0 .`, which node:dns reports with an empty exchange. */
+function isNullMx(record: MxRecord): boolean {
+  return record.exchange === '' || record.exchange === '.';
+}
+
+/** MX hosts by preference (ties keep the order DNS gave), each host once, without null MX entries. */
+function byPreference(records: readonly MxRecord[]): { host: string; priority: number }[] {
+  const seen = new Set<string>();
+  const hosts: { host: string; priority: number }[] = [];
+  for (const record of records
+    .filter((entry) => !isNullMx(entry))
+    .toSorted((a, b) => a.priority - b.priority)) {
+    const host = record.exchange.toLowerCase().replace(/\.$/, '');
+    if (seen.has(host)) continue;
+    seen.add(host);
+    hosts.push({ host, priority: record.priority });
+  }
+  return hosts;
+}
+
+/** An abort signal that fires when the caller aborts or the verification's budget is spent. */
+function budget(state: CheckState): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const remaining = state.deadline - state.runtime.now();
+  const outer = state.signal;
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted || remaining <= 0) {
+    controller.abort(outer?.reason);
+    return { signal: controller.signal, release() {} };
+  }
+  outer?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new Error('verification budget spent')), remaining);
+  return {
+    signal: controller.signal,
+    release() {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/**
+ * How a failed lookup ends the check: the budget ran out or the caller aborted (whatever the resolver threw
+ * then), or DNS could not answer. Anything else is a resolver bug, left for the verifier to report.
+ */
+function failed(error: unknown, signal: AbortSignal): CheckOutcome {
+  if (signal.aborted) return verdictOf('timeout_exceeded');
+  if (error instanceof DnsError) return verdictOf('dns_error');
+  throw error;
+}
+
+type HostOutcome =
+  | { readonly kind: 'addresses'; readonly allowed: readonly string[]; readonly blocked: number }
+  | { readonly kind: 'error' };
+
+async function resolveHosts(
+  state: CheckState,
+  hosts: readonly { host: string; priority: number }[],
+  guard: AddressGuard,
+  signal: AbortSignal,
+): Promise<CheckOutcome> {
+  const resolver = state.runtime.resolver;
+  const outcomes = await Promise.all(
+    hosts.map(async ({ host }): Promise<HostOutcome> => {
+      // An MX target that is no host name (garbage, an IP literal's brackets) holds no address.
+      if (lookupName(host) === null) return { kind: 'addresses', allowed: [], blocked: 0 };
+      try {
+        const answer = await resolver.addresses(host, { signal });
+        const found = answer.kind === 'records' ? [...new Set(answer.records)] : [];
+        const allowed = found.filter((address) => guard.allows(address));
+        return { kind: 'addresses', allowed, blocked: found.length - allowed.length };
+      } catch (error) {
+        if (signal.aborted || error instanceof DnsError) return { kind: 'error' };
+        throw error;
+      }
+    }),
+  );
+  const mailHosts: MailHost[] = [];
+  for (const [index, outcome] of outcomes.entries()) {
+    const candidate = hosts[index];
+    if (candidate !== undefined && outcome.kind === 'addresses' && outcome.allowed.length > 0) {
+      mailHosts.push({ host: candidate.host, priority: candidate.priority, addresses: outcome.allowed });
+    }
+  }
+  if (mailHosts.length > 0) {
+    state.mailHosts = mailHosts;
+    return undefined;
+  }
+  if (signal.aborted) return verdictOf('timeout_exceeded');
+  if (outcomes.some((outcome) => outcome.kind === 'error')) return verdictOf('dns_error');
+  if (outcomes.some((outcome) => outcome.kind === 'addresses' && outcome.blocked > 0)) {
+    return verdictOf('unroutable_ip_address');
+  }
+  return verdictOf('no_dns_entries');
+}
+
+async function route(state: CheckState, domain: string, guard: AddressGuard): Promise<CheckOutcome> {
+  const { signal, release } = budget(state);
+  try {
+    let answer: DnsAnswer<MxRecord>;
+    try {
+      answer = await state.runtime.resolver.mx(domain, { signal });
+    } catch (error) {
+      return failed(error, signal);
+    }
+    if (answer.kind === 'nxdomain') return verdictOf('no_dns_entries');
+    const records = answer.kind === 'records' ? answer.records : [];
+    if (records.length > 0 && records.every(isNullMx)) return verdictOf('does_not_accept_mail');
+    // No MX at all: the domain itself is the implicit MX, preference 0 (RFC 5321 §5.1).
+    const hosts = records.length > 0 ? byPreference(records) : [{ host: domain, priority: 0 }];
+    state.mx_record = hosts[0]?.host ?? null;
+    return await resolveHosts(state, hosts.slice(0, state.options.maxMxHosts), guard, signal);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Finds where mail for the domain goes and which addresses may be contacted:
+ * - MX records, by preference (ties in the order DNS gave them), at most `maxMxHosts` hosts;
+ * - a null MX (RFC 7505) gives `invalid`/`does_not_accept_mail`;
+ * - no MX records: the domain's own A/AAAA addresses (implicit MX, RFC 5321 §5.1);
+ * - NXDOMAIN, or no usable host at all (no MX and no address, or MX hosts without addresses) gives
+ *   `invalid`/`no_dns_entries`, which RFC 5321 §5.1 says must be reported as an error;
+ * - SERVFAIL, REFUSED or a DNS timeout gives `unknown`/`dns_error`, never `invalid`; a spent budget
+ *   `unknown`/`timeout_exceeded`;
+ * - every address passes the SSRF guard (`allowAddresses`); hosts left without an address are dropped, and
+ *   when addresses were found but all were refused, the verdict is `invalid`/`unroutable_ip_address`.
+ *
+ * On success it sets `state.mailHosts` (guarded addresses only) and `state.mx_record` (the most preferred MX
+ * host; the SMTP check replaces it with the host it used). A domain literal (`user@[192.0.2.1]`) is its own
+ * mail host. Does nothing when the `dns` option is off or the syntax check found no address.
+ */
+export const mxCheck: Check = {
+  name: 'mx',
+  run(state) {
+    const address = state.address;
+    if (!state.options.dns || address === null) return undefined;
+    const guard = guardFor(state.options.allowAddresses);
+    const literal = address.literalAddress;
+    if (literal !== null) {
+      state.mx_record = literal;
+      if (!guard.allows(literal)) return verdictOf('unroutable_ip_address');
+      state.mailHosts = [{ host: literal, priority: 0, addresses: [literal] }];
+      return undefined;
+    }
+    return route(state, address.domain, guard);
+  },
+};

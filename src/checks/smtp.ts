@@ -1,0 +1,185 @@
+/**
+ * The SMTP check: asks the domain's mail hosts whether they accept the address (`RCPT TO`), then whether
+ * they accept any address (the catch-all probe).
+ * @module
+ */
+import { isSmtpError } from '../errors.js';
+import type { SubStatus, Verdict } from '../result.js';
+import { verdictOf } from '../result.js';
+import { classifyError, classifyReply } from '../smtp/classify.js';
+import type { Lease, PoolTarget, RcptOutcome, SessionSettings } from '../smtp/pool.js';
+import { providerOf } from '../smtp/provider.js';
+import type { TranscriptHook } from '../smtp/types.js';
+import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
+
+/** Most transcript lines kept for one verification (replies are bounded too, by the reply parser). */
+export const MAX_TRANSCRIPT_LINES = 500;
+
+const VALID: Verdict = Object.freeze({ status: 'valid', sub_status: null });
+const CATCH_ALL: Verdict = Object.freeze({ status: 'catch_all', sub_status: null });
+
+/**
+ * The `sub_status` when the local part needs SMTPUTF8 (RFC 6531) and the server does not offer it: nothing
+ * was asked, so nothing is known (never `invalid`).
+ */
+export const NO_SMTPUTF8: SubStatus = 'smtp_not_checked';
+
+function budgetSpent(state: CheckState): boolean {
+  return state.signal?.aborted === true || state.runtime.now() >= state.deadline;
+}
+
+/** Transcript lines: `C: ` for what we wrote, `S: ` for what the server sent, `* ` for notes. */
+function transcriptOf(state: CheckState): { hook: TranscriptHook | undefined; note(line: string): void } {
+  const lines = state.transcript;
+  if (lines === null) return { hook: undefined, note() {} };
+  const push = (line: string) => {
+    if (lines.length < MAX_TRANSCRIPT_LINES) lines.push(line);
+  };
+  return {
+    hook: (direction, line) => push(`${direction === 'client' ? 'C' : 'S'}: ${line}`),
+    note: (line) => push(`* ${line}`),
+  };
+}
+
+/**
+ * Failures after which the next mail host is tried (RFC 5321 §5.1): no connection, no greeting, a reply
+ * that did not come in time, a `421`, or a STARTTLS that this host could not give. Anything else (a policy
+ * refusal, a dropped dialogue, garbage) is this domain's answer.
+ */
+function triesNextHost(error: unknown): boolean {
+  if (!isSmtpError(error)) return false;
+  switch (error.kind) {
+    case 'connection':
+    case 'no_greeting':
+    case 'timeout':
+    case 'tls':
+      return true;
+    case 'rejected':
+      return error.smtpReply?.code === 421;
+    default:
+      return false;
+  }
+}
+
+function hostLabel(target: PoolTarget): string {
+  const ip = target.host.includes(':') ? `[${target.host}]` : target.host;
+  return `${target.hostname} ${ip}:${target.port}`;
+}
+
+/** The verdict of an accepted address: catch-all or valid, by the domain's answer to a random address. */
+async function catchAllVerdict(
+  state: CheckState,
+  target: PoolTarget,
+  sender: string,
+  settings: SessionSettings,
+  lease: Lease,
+  note: (line: string) => void,
+): Promise<Verdict> {
+  const domain = state.address!.domain;
+  note(`catch-all probe of ${domain} at ${hostLabel(target)}, in a session of its own`);
+  try {
+    const answer = await state.runtime.prober.catchAll(domain, target, { sender, settings }, lease);
+    note(`catch-all probe: ${answer}`);
+    if (answer === 'accepted') {
+      state.accept_all = true;
+      return CATCH_ALL;
+    }
+    // 'refused' confirms the address; 'inconclusive' (the server deferred or blocked the probe) says
+    // nothing against it, so the server's acceptance stands.
+    return VALID;
+  } catch (error) {
+    // The probe itself never fails; only this verification's budget or signal can end the wait.
+    if (isSmtpError(error)) return verdictOf('timeout_exceeded');
+    throw error;
+  }
+}
+
+async function verdictOfOutcome(
+  state: CheckState,
+  outcome: RcptOutcome,
+  target: PoolTarget,
+  sender: string,
+  settings: SessionSettings,
+  lease: Lease,
+  note: (line: string) => void,
+): Promise<Verdict> {
+  if (outcome.kind === 'no_smtputf8') {
+    note('the local part needs SMTPUTF8, which this server does not offer: not asked');
+    return verdictOf(NO_SMTPUTF8);
+  }
+  const result = classifyReply(outcome.reply, outcome.stage);
+  if (result !== 'accepted') return verdictOf(result);
+  if (outcome.stage !== 'rcpt') return verdictOf('smtp_protocol_error');
+  if (!state.options.catchAll) return VALID;
+  return catchAllVerdict(state, target, sender, settings, lease, note);
+}
+
+async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<CheckOutcome> {
+  const { options, runtime } = state;
+  const address = state.address!;
+  const heloHost = options.heloHost ?? runtime.prober.heloHost;
+  const settings: SessionSettings = {
+    heloHost,
+    tls: options.tls,
+    connectTimeoutMs: options.connectTimeoutMs,
+  };
+  const sender = options.mailFrom ?? `verify@${heloHost}`;
+  const transcript = transcriptOf(state);
+  const lease: Lease = { deadline: state.deadline, signal: state.signal, trace: transcript.hook };
+  let failure: SubStatus = 'failed_smtp_connection';
+
+  for (const mailHost of hosts.slice(0, options.maxMxHosts)) {
+    for (const ip of mailHost.addresses) {
+      if (budgetSpent(state)) return verdictOf('timeout_exceeded');
+      const target: PoolTarget = { host: ip, port: options.smtpPort, hostname: mailHost.host };
+      transcript.note(hostLabel(target));
+      const mark = state.transcript?.length ?? 0;
+      let outcome: RcptOutcome;
+      try {
+        outcome = await runtime.prober.rcpt(
+          target,
+          { sender, recipient: address.normalized, smtpUtf8: address.smtpUtf8, settings },
+          lease,
+        );
+      } catch (error) {
+        if (budgetSpent(state)) return verdictOf('timeout_exceeded');
+        failure = classifyError(error);
+        transcript.note(`failed: ${failure}`);
+        if (triesNextHost(error)) continue;
+        state.mx_record = mailHost.host;
+        return verdictOf(failure);
+      }
+      if (outcome.reused) state.transcript?.splice(mark, 0, '* reusing an open session');
+      state.mx_record = mailHost.host;
+      return verdictOfOutcome(state, outcome, target, sender, settings, lease, transcript.note);
+    }
+  }
+  return verdictOf(failure);
+}
+
+/**
+ * Probes the mail hosts found by the MX check, in order (each address of each host, at most `maxMxHosts`
+ * hosts), through the verifier's session pool:
+ * - a connection failure, no greeting, a reply that did not come in time or a `421` moves on to the next
+ *   host; when none is left, the last failure's `sub_status` is the verdict;
+ * - the `RCPT TO` reply is classified (smtp/classify): a refusal gives its `invalid` or `unknown` verdict;
+ * - an accepted address is `valid`, unless the catch-all probe (option `catchAll`) finds that the domain
+ *   accepts a random local part: then `catch_all` with `accept_all: true`. A probe that is inconclusive
+ *   (deferred, blocked, failed) leaves the address `valid`: the server did accept it;
+ * - a local part that needs SMTPUTF8, at a server that does not offer it, is `unknown`/`smtp_not_checked`;
+ * - the whole probe stays within the verification's budget (`timeout_exceeded`) and its abort signal.
+ *
+ * Sets `mx_record` to the host that answered, and `smtp_provider` from the MX host names (also when the
+ * `smtp` option is off). With `trace`, the dialogue goes to `smtp_transcript`. Does nothing when `smtp` or
+ * `dns` is off or the MX check found no mail host.
+ */
+export const smtpCheck: Check = {
+  name: 'smtp',
+  run(state) {
+    const hosts = state.mailHosts;
+    if (hosts === null || hosts.length === 0) return undefined;
+    state.smtp_provider = providerOf(hosts.map((host) => host.host));
+    if (!state.options.smtp || !state.options.dns || state.address === null) return undefined;
+    return probe(state, hosts);
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * What a check is and what it sees.
+ * @module
+ */
+import type { ResolvedOptions } from '../options.js';
+import type { Verdict } from '../result.js';
+import type { VerifierRuntime } from '../runtime.js';
+
+/** An address that passed the syntax check, in its canonical parts. */
+export interface AddressParts {
+  /** Local part, NFC-normalized, case kept. */
+  readonly local: string;
+  /** Domain in ASCII (A-label) form, lower case. For a domain literal: the literal with brackets. */
+  readonly domain: string;
+  /** Domain in Unicode (U-label) form, lower case. */
+  readonly unicodeDomain: string;
+  /** `local@domain` (ASCII domain). */
+  readonly normalized: string;
+  /** True when the local part needs SMTPUTF8 (RFC 6531). */
+  readonly smtpUtf8: boolean;
+  /** The IP address of a domain literal (`[192.0.2.1]` gives `192.0.2.1`), else `null`. */
+  readonly literalAddress: string | null;
+}
+
+/** One mail host of a domain, in preference order, with the addresses found for it. */
+export interface MailHost {
+  /** The MX host name (or the domain itself for an implicit MX). */
+  readonly host: string;
+  /** MX preference. */
+  readonly priority: number;
+  /** Addresses that passed the SSRF guard. */
+  readonly addresses: readonly string[];
+}
+
+/**
+ * The state a verification builds up as its checks run. Checks read it and fill in their findings;
+ * the verifier turns it into a `VerificationResult`.
+ */
+export interface CheckState {
+  /** The input, trimmed. */
+  readonly email: string;
+  /** The options of this verification. */
+  readonly options: ResolvedOptions;
+  /** Shared resources of the verifier: resolver, transport, pools, caches, clock. */
+  readonly runtime: VerifierRuntime;
+  /** Time (by `runtime.now()`) at which this verification's budget (`timeoutMs`) is spent. */
+  readonly deadline: number;
+  /** The caller's abort signal, if any. */
+  readonly signal: AbortSignal | undefined;
+  /** Set by the syntax check. */
+  address: AddressParts | null;
+  /** Local part as read from the input (even when the syntax check fails), or `null`. */
+  user: string | null;
+  /** Domain as read from the input (ASCII, lower case when convertible), or `null`. */
+  domain: string | null;
+  /** The address or its domain is on the caller's allowlist: no `do_not_mail` verdict applies. */
+  allowlisted: boolean;
+  disposable: boolean;
+  role: boolean;
+  free: boolean;
+  accept_all: boolean;
+  did_you_mean: string | null;
+  mx_record: string | null;
+  smtp_provider: string | null;
+  /** Set by the MX check: mail hosts to probe, in order. */
+  mailHosts: readonly MailHost[] | null;
+  /** SMTP transcript lines, collected when the `trace` option is on. */
+  transcript: string[] | null;
+}
+
+/** What a check returns: a final {@link Verdict} stops the run; `undefined` lets the next check go. */
+export type CheckOutcome = Verdict | undefined;
+
+/** The names of the built-in checks, in their default order. */
+export type BuiltinCheckName = 'syntax' | 'lists' | 'typo' | 'mx' | 'smtp';
+
+/**
+ * One composable step of a verification. Built-ins are exported; add your own through the `checks` option.
+ * @example
+ * const noExample: Check = {
+ *   name: 'no-example',
+ *   run: (state) => (state.domain?.endsWith('.example') ? verdictOf('failed_syntax_check') : undefined),
+ * };
+ */
+export interface Check {
+  /** Unique name, used by `disableChecks`. */
+  readonly name: string;
+  /** Runs the check. Synchronous checks may return their outcome directly. */
+  run(state: CheckState): CheckOutcome | Promise<CheckOutcome>;
+}

@@ -1,0 +1,49 @@
+/**
+ * The typo check: suggests a correction of a mistyped domain in `did_you_mean`. Never a verdict.
+ * @module
+ */
+import { addressListed, normalizeDomainEntry } from '../data/domains.js';
+import { memoByPatch, patchEntries } from '../data/lookup.js';
+import { type DomainSuggester, defaultSuggester } from '../typo/suggest.js';
+import type { Check } from './types.js';
+
+const suggesters = new WeakMap<readonly string[], DomainSuggester>();
+
+/** The built-in suggester extended with the caller's `suggestDomains`, cached by the array's identity. */
+function suggesterFor(extra: readonly string[]): DomainSuggester {
+  if (extra.length === 0) return defaultSuggester();
+  let suggester = suggesters.get(extra);
+  if (suggester === undefined) {
+    suggester = defaultSuggester().extend(extra);
+    suggesters.set(extra, suggester);
+  }
+  return suggester;
+}
+
+/** Domains the caller put on the free list: real providers, so never corrected into another. */
+const callerFree = memoByPatch((patch) => patchEntries(patch, normalizeDomainEntry));
+
+/**
+ * Sets `did_you_mean` to the address with its domain corrected (`jane@gmial.com` gives
+ * `jane@gmail.com`) when the domain looks like a typo of a popular one, else leaves it `null`.
+ * Runs after the syntax check and does nothing for an address that failed it, for a domain literal, for an
+ * allowlisted address and for a domain the caller listed as free. Suggestions point to the built-in
+ * popular domains and to the `suggestDomains` option; see docs/typo.md.
+ */
+export const typoCheck: Check = {
+  name: 'typo',
+  run(state) {
+    const address = state.address;
+    if (address === null || address.literalAddress !== null) return undefined;
+    const { options } = state;
+    if (addressListed(options.allowlist, address)) return undefined;
+    const free = options.lists.free;
+    if (free !== undefined && callerFree(free).has(address.domain)) return undefined;
+    const suggestion = suggesterFor(options.suggestDomains).suggest(address.domain);
+    if (suggestion !== null) {
+      const local = address.normalized.slice(0, address.normalized.lastIndexOf('@'));
+      state.did_you_mean = `${local}@${suggestion}`;
+    }
+    return undefined;
+  },
+};

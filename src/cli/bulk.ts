@@ -1,0 +1,407 @@
+/**
+ * `mailvet bulk <file|-> [-o out]`: verifies a list, streaming it through the verifier in input order.
+ * @module
+ */
+import { createReadStream, type ReadStream } from 'node:fs';
+import { access, constants, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { type Status, type SubStatus, type VerificationResult, verdictOf } from '../result.js';
+import { scoreOf } from '../score.js';
+import { createVerifier, type Verifier } from '../verifier.js';
+import { type FlagSpec, flagHelp, type ParsedArgs, parseArgs } from './args.js';
+import {
+  type CliSettings,
+  optionsUsageError,
+  readSettings,
+  VERIFY_FLAGS,
+  verifyOptionsOf,
+} from './config.js';
+import { type InputRecord, type InputShape, openInput } from './input.js';
+import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import {
+  emptyCounts,
+  fileSink,
+  formatOf,
+  keyOf,
+  layoutOf,
+  type OutputRow,
+  ResultWriter,
+  type ResumePoint,
+  resumeFrom,
+  sameKey,
+  streamSink,
+} from './output.js';
+import { orderedMap } from './pipeline.js';
+import { createProgress, type Progress, rows, summaryTable } from './progress.js';
+import { colourWanted, createStyle, type Style } from './style.js';
+
+const FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'output',
+    short: 'o',
+    type: 'string',
+    value: '<file>',
+    description: 'write results here (default: standard output)',
+  },
+  {
+    name: 'format',
+    type: 'string',
+    value: '<csv|json|ndjson>',
+    description: 'output format (default: by extension, else csv)',
+  },
+  {
+    name: 'column',
+    type: 'string',
+    value: '<name>',
+    description: 'header of the address column (default: found by name)',
+  },
+  { name: 'resume', type: 'boolean', description: 'go on after the rows already in the output file' },
+  ...VERIFY_FLAGS,
+  { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
+];
+
+/** How many rows may be in flight (running or waiting for an earlier row) per unit of `--concurrency`. */
+export const WINDOW_PER_CONCURRENCY = 4;
+
+/** Help text of `mailvet bulk`. */
+export const BULK_HELP = `Usage: mailvet bulk [flags] <file|-> [-o <out>]
+
+Verifies a list: plain text (one address a line) or CSV (the address column found by its header name, or
+--column), from a file or standard input (-). Results keep the input's order: CSV (the input's columns plus
+the result's), JSON or NDJSON, chosen by --format or the output's extension. Progress and the summary go to
+standard error. Ctrl-C writes what is done; run again with --resume to go on.
+
+Flags:
+${flagHelp(FLAGS)}
+
+Every verification flag also reads MAILVET_<NAME> (MAILVET_TIMEOUT, MAILVET_DNS, ...); flags win.
+Exit codes: 0 done, 2 usage error, 3 unreadable or empty input, unwritable output, 130 interrupted.
+Example: mailvet bulk contacts.csv -o checked.csv --no-smtp
+`;
+
+/** A result for a row that was not verified (unreadable, or the verification failed). */
+function resultWithout(email: string, subStatus: SubStatus): VerificationResult {
+  const result: VerificationResult = {
+    email: email.trim(),
+    normalized: null,
+    user: null,
+    domain: null,
+    ...verdictOf(subStatus),
+    score: 0,
+    disposable: false,
+    role: false,
+    free: false,
+    accept_all: false,
+    did_you_mean: null,
+    mx_record: null,
+    smtp_provider: null,
+  };
+  result.score = scoreOf(result);
+  return result;
+}
+
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
+/** An input that can be read (twice for a file: once to count its rows, once to verify them). */
+interface Source {
+  /** `standard input` or the path as given. */
+  readonly name: string;
+  /** The resolved path, or `undefined` for standard input. */
+  readonly path: string | undefined;
+  open(): Readable;
+}
+
+async function sourceOf(arg: string, io: CliIo): Promise<Source> {
+  if (arg === '-') return { name: 'standard input', path: undefined, open: () => io.stdin };
+  const path = resolve(io.cwd ?? process.cwd(), arg);
+  try {
+    if ((await stat(path)).isDirectory())
+      throw new CliError(EXIT.io, `cannot read ${arg}: it is a directory`);
+    await access(path, constants.R_OK);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const code = (error as { code?: unknown }).code;
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code ?? error);
+    throw new CliError(EXIT.io, `cannot read ${arg}: ${reason}`);
+  }
+  return { name: arg, path, open: () => createReadStream(path) };
+}
+
+function inputOptions(source: Source, column: string | undefined) {
+  return { name: source.name, column, text: source.path?.toLowerCase().endsWith('.txt') ?? false };
+}
+
+/** Counts the rows of a file input (a first, streaming pass), for the progress bar's total. */
+async function countRows(
+  source: Source,
+  column: string | undefined,
+): Promise<{ shape: InputShape; rows: number }> {
+  const stream = source.open();
+  try {
+    const opened = await openInput(stream, inputOptions(source, column));
+    if (opened === undefined) throw new CliError(EXIT.io, `${source.name} is empty`);
+    const rows = await opened.count();
+    if (rows === 0) throw new CliError(EXIT.io, `${source.name} has a header row but no addresses`);
+    return { shape: opened.shape, rows };
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** Passes records through, turning a read error of the input (EIO, ...) into a one-line I/O error. */
+async function* readFailing(records: AsyncGenerator<InputRecord>, name: string): AsyncGenerator<InputRecord> {
+  try {
+    yield* records;
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (error instanceof CliError || typeof code !== 'string') throw error;
+    throw new CliError(EXIT.io, `cannot read ${name}: ${code}`, { cause: error });
+  }
+}
+
+/** Skips the rows an earlier run wrote, checking that the last of them is the output's last row. */
+async function skipDone(
+  records: AsyncGenerator<InputRecord>,
+  point: ResumePoint,
+  check: (record: InputRecord) => string,
+  names: { input: string; output: string },
+): Promise<void> {
+  let last: InputRecord | undefined;
+  for (let index = 0; index < point.done; index++) {
+    const next = await records.next();
+    if (next.done) {
+      throw new CliError(
+        EXIT.io,
+        `cannot resume: ${names.output} has more rows (${point.done}) than ${names.input}`,
+      );
+    }
+    last = next.value;
+  }
+  if (last !== undefined && point.lastKey !== null && !sameKey(point.lastKey, check(last))) {
+    throw new CliError(
+      EXIT.io,
+      `cannot resume: row ${point.done} of ${names.output} (${quote(point.lastKey)}) is not row ${point.done} of ${names.input} (${quote(check(last))}); remove ${names.output} or pick another -o`,
+    );
+  }
+}
+
+/** What the command line asks for, checked. */
+interface BulkPlan {
+  readonly source: Source;
+  /** The output path resolved, or `undefined` for standard output. */
+  readonly outPath: string | undefined;
+  /** The output as given, for messages. */
+  readonly outName: string;
+  readonly format: ReturnType<typeof formatOf>;
+  readonly column: string | undefined;
+  readonly resume: boolean;
+  readonly settings: CliSettings;
+}
+
+async function planOf(args: ParsedArgs, io: CliIo): Promise<BulkPlan> {
+  const [inputArg, ...extra] = args.positionals;
+  if (inputArg === undefined) {
+    throw usageError('bulk needs an input file, or - for standard input; see mailvet bulk --help');
+  }
+  if (extra.length > 0) {
+    throw usageError(`bulk takes one input, got ${args.positionals.length}; use -o for the output`);
+  }
+  const settings = readSettings(args, io.env);
+  const outArg = args.string('output');
+  const outPath =
+    outArg === undefined || outArg === '-' ? undefined : resolve(io.cwd ?? process.cwd(), outArg);
+  const format = formatOf(args.string('format'), outPath);
+  const resume = args.flag('resume');
+  if (resume && outPath === undefined) throw usageError('--resume needs an output file: -o <file>');
+  const source = await sourceOf(inputArg, io);
+  if (outPath !== undefined && outPath === source.path) {
+    throw usageError('the output file must not be the input file');
+  }
+  const outName = outPath === undefined ? 'standard output' : (outArg ?? '');
+  return { source, outPath, outName, format, column: args.string('column'), resume, settings };
+}
+
+/** What a run did. */
+interface BulkTally {
+  readonly counts: Record<Status, number>;
+  /** Rows in the output, resumed ones included. */
+  done: number;
+  /** Rows verified by this run. */
+  processed: number;
+  /** Rows that could not be read or verified. */
+  unreadable: number;
+}
+
+/** Verifies the records in order through a bounded window, writing each row as soon as it can. */
+async function verifyRows(
+  records: AsyncGenerator<InputRecord>,
+  verifier: Verifier,
+  writer: ResultWriter,
+  tally: BulkTally,
+  options: {
+    readonly window: number;
+    readonly signal: AbortSignal;
+    readonly progress: Progress;
+    readonly name: string;
+  },
+): Promise<void> {
+  const verify = async (record: InputRecord): Promise<OutputRow> => {
+    if (record.error !== null) {
+      return { record, result: resultWithout(record.email, 'failed_syntax_check'), error: record.error };
+    }
+    try {
+      return { record, result: await verifier.verify(record.email), error: null };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return {
+        record,
+        result: resultWithout(record.email, 'exception_occurred'),
+        error: `verification failed: ${reason}`,
+      };
+    }
+  };
+  const rowsInOrder = orderedMap(readFailing(records, options.name), verify, {
+    window: options.window,
+    signal: options.signal,
+  });
+  for await (const row of rowsInOrder) {
+    await writer.add(row);
+    tally.counts[row.result.status]++;
+    tally.done++;
+    tally.processed++;
+    if (row.error !== null) tally.unreadable++;
+    options.progress.update(tally.done, tally.counts);
+  }
+}
+
+function reportOf(
+  plan: BulkPlan,
+  argv: readonly string[],
+  tally: BulkTally,
+  run: {
+    readonly elapsedMs: number;
+    readonly total: number | undefined;
+    readonly interrupted: boolean;
+    readonly style: Style;
+  },
+): string {
+  let report = summaryTable(
+    tally.counts,
+    { processed: tally.processed, elapsedMs: run.elapsedMs },
+    run.style,
+  );
+  if (tally.unreadable > 0) {
+    const where = plan.format === 'csv' ? 'column' : 'field';
+    report += `${rows(tally.unreadable)} could not be read or verified: see the error ${where}\n`;
+  }
+  if (plan.outPath !== undefined) report += `results: ${plan.outName}\n`;
+  if (run.interrupted) {
+    const of = run.total === undefined ? '' : ` of ${run.total}`;
+    if (plan.outPath === undefined) {
+      report += `mailvet: interrupted after ${tally.done}${of} rows\n`;
+    } else {
+      const again = [...argv.filter((arg) => arg !== '--resume'), '--resume'].map(shellQuote).join(' ');
+      report += `mailvet: interrupted; ${tally.done}${of} rows are in ${plan.outName}. Resume with:\n  mailvet bulk ${again}\n`;
+    }
+  }
+  return report;
+}
+
+/** Runs `mailvet bulk`; returns the exit code. */
+export async function runBulk(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = parseArgs(argv, FLAGS, 'mailvet bulk');
+  if (args.flag('help')) {
+    await write(io.stdout, BULK_HELP);
+    return EXIT.ok;
+  }
+  const plan = await planOf(args, io);
+  const { source, settings } = plan;
+  const counted = source.path === undefined ? undefined : await countRows(source, plan.column);
+
+  const stream = source.open();
+  const now = io.now ?? Date.now;
+  const started = now();
+  try {
+    const opened = await openInput(stream, inputOptions(source, plan.column));
+    if (opened === undefined) throw new CliError(EXIT.io, `${source.name} is empty`);
+    const layout = layoutOf(plan.format, opened.shape, settings.trace);
+    const point =
+      plan.outPath !== undefined && plan.resume ? await resumeFrom(plan.outPath, layout) : undefined;
+    if (point !== undefined) {
+      const names = { input: source.name, output: plan.outName };
+      await skipDone(opened.records, point, (record) => keyOf(record, layout), names);
+    }
+
+    const built = verifyOptionsOf(settings);
+    const controller = new AbortController();
+    const abort = (): void => controller.abort();
+    io.signal?.addEventListener('abort', abort, { once: true });
+    if (io.signal?.aborted) controller.abort();
+    let verifier: Verifier;
+    try {
+      verifier = (io.createVerifier ?? createVerifier)({ ...built.options, signal: controller.signal });
+    } catch (error) {
+      built.close();
+      io.signal?.removeEventListener('abort', abort);
+      throw optionsUsageError(error) ?? error;
+    }
+
+    const tally: BulkTally = {
+      counts: point === undefined ? emptyCounts() : { ...point.counts },
+      done: point?.done ?? 0,
+      processed: 0,
+      unreadable: 0,
+    };
+    const style = createStyle(colourWanted(io.stderrIsTTY ?? false, io.env));
+    const progress = createProgress({
+      stream: io.stderr,
+      tty: io.stderrIsTTY ?? false,
+      style,
+      total: counted?.rows,
+      done: tally.done,
+      counts: tally.counts,
+      now,
+    });
+    let writer: ResultWriter | undefined;
+    try {
+      const sink =
+        plan.outPath === undefined
+          ? streamSink(io.stdout)
+          : await fileSink(plan.outPath, point !== undefined);
+      writer = new ResultWriter(sink, layout, point?.done);
+      const window = settings.concurrency * WINDOW_PER_CONCURRENCY;
+      await verifyRows(opened.records, verifier, writer, tally, {
+        window,
+        signal: controller.signal,
+        progress,
+        name: source.name,
+      });
+    } finally {
+      progress.stop();
+      io.signal?.removeEventListener('abort', abort);
+      try {
+        await writer?.finish();
+      } finally {
+        await verifier.dispose();
+        built.close();
+      }
+    }
+
+    const interrupted = controller.signal.aborted;
+    if (tally.done === 0 && !interrupted) {
+      throw new CliError(EXIT.io, `${source.name} has a header row but no addresses`);
+    }
+    const elapsedMs = now() - started;
+    await write(
+      io.stderr,
+      reportOf(plan, argv, tally, { elapsedMs, total: counted?.rows, interrupted, style }),
+    );
+    return interrupted ? EXIT.interrupted : EXIT.ok;
+  } finally {
+    if (stream !== io.stdin) (stream as ReadStream).destroy();
+  }
+}

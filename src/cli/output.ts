@@ -1,0 +1,353 @@
+/**
+ * Output of `mailvet bulk`: CSV (the input's columns, then the result's), JSON or NDJSON, written as
+ * results arrive, and read back by `--resume` to find where to go on.
+ * @module
+ */
+import { createReadStream } from 'node:fs';
+import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
+import { extname } from 'node:path';
+import type { Writable } from 'node:stream';
+import { CSV_COLUMNS, csvField } from '../http/csv.js';
+import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
+import { CsvReader } from './csv.js';
+import type { InputRecord, InputShape } from './input.js';
+import { CliError, EXIT, quote, usageError, write } from './io.js';
+import { readLines } from './lines.js';
+
+/** The output formats. */
+export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson'] as const;
+
+/** An output format. */
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/**
+ * The output format: `--format` when given, else the output file's extension (`.json`, `.ndjson` or
+ * `.jsonl`), else CSV.
+ */
+export function formatOf(flag: string | undefined, path: string | undefined): OutputFormat {
+  if (flag !== undefined) {
+    const wanted = flag.trim().toLowerCase();
+    if (!(OUTPUT_FORMATS as readonly string[]).includes(wanted)) {
+      throw usageError(`--format must be csv, json or ndjson, got ${quote(flag)}`);
+    }
+    return wanted as OutputFormat;
+  }
+  const extension = path === undefined ? '' : extname(path).toLowerCase();
+  if (extension === '.json') return 'json';
+  if (extension === '.ndjson' || extension === '.jsonl') return 'ndjson';
+  return 'csv';
+}
+
+/** One output row: an input record and its result (or why the record could not be verified). */
+export interface OutputRow {
+  readonly record: InputRecord;
+  readonly result: VerificationResult;
+  /** Why the row has no real verification (malformed row, failed verification), or `null`. */
+  readonly error: string | null;
+}
+
+/** How rows are laid out. */
+export interface OutputLayout {
+  readonly format: OutputFormat;
+  readonly shape: InputShape;
+  /** CSV header: the input's columns, then the result's (prefixed `mailvet_` where a name is taken). */
+  readonly header: readonly string[];
+  /** The record key column of CSV output (the input's address column). */
+  readonly keyIndex: number;
+  /** The `status` column of CSV output. */
+  readonly statusIndex: number;
+  /** Add the SMTP transcript (`--trace`). */
+  readonly trace: boolean;
+}
+
+/** Result fields of CSV output: the HTTP API's columns except `email`, which the input's columns already hold. */
+const RESULT_FIELDS = CSV_COLUMNS.filter((column) => column !== 'email');
+
+/** Builds the layout of an output for an input of the given shape. */
+export function layoutOf(format: OutputFormat, shape: InputShape, trace: boolean): OutputLayout {
+  const taken = new Set(shape.columns.map((column) => column.trim().toLowerCase()));
+  const extra = [...RESULT_FIELDS, 'error', ...(trace ? ['smtp_transcript'] : [])];
+  const named = extra.map((field) => (taken.has(field) ? `mailvet_${field}` : field));
+  const header = [...shape.columns, ...named];
+  return {
+    format,
+    shape,
+    header,
+    keyIndex: shape.emailIndex,
+    statusIndex: shape.columns.length + RESULT_FIELDS.indexOf('status'),
+    trace,
+  };
+}
+
+/** Where output text goes. */
+export interface Sink {
+  write(text: string): Promise<void>;
+  /** Flushes and releases the destination (a file is closed; standard output is left open). */
+  close(): Promise<void>;
+}
+
+function ioError(action: string, path: string, error: unknown): CliError {
+  const code = (error as { code?: unknown } | null)?.code;
+  const reason =
+    code === 'ENOENT'
+      ? 'no such file or directory'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'ENOSPC'
+            ? 'no space left on device'
+            : String(code ?? (error instanceof Error ? error.message : error));
+  return new CliError(EXIT.io, `cannot ${action} ${path}: ${reason}`, { cause: error });
+}
+
+/** A sink that writes a file, created or truncated (`append: false`) or appended to. */
+export async function fileSink(path: string, append: boolean): Promise<Sink> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, append ? 'a' : 'w');
+  } catch (error) {
+    throw ioError('write', path, error);
+  }
+  return {
+    async write(text) {
+      try {
+        await handle.write(text);
+      } catch (error) {
+        throw ioError('write', path, error);
+      }
+    },
+    async close() {
+      await handle.close();
+    },
+  };
+}
+
+/** A sink over a stream such as standard output, honouring back-pressure. */
+export function streamSink(stream: Writable): Sink {
+  return {
+    write: (text) => write(stream, text),
+    async close() {},
+  };
+}
+
+/** Text is handed to the sink in pieces of about this many characters. */
+const FLUSH_CHARS = 65_536;
+
+function jsonRecord(row: OutputRow, layout: OutputLayout): Record<string, unknown> {
+  const record: Record<string, unknown> = { ...row.result };
+  if (layout.shape.format === 'csv') {
+    record.input = Object.fromEntries(
+      layout.shape.columns.map((column, index) => [column, row.record.cells[index] ?? '']),
+    );
+  }
+  if (row.error !== null) record.error = row.error;
+  return record;
+}
+
+function csvLine(row: OutputRow, layout: OutputLayout): string {
+  const fields: (string | number | boolean | null)[] = [...row.record.cells];
+  for (const field of RESULT_FIELDS) fields.push(row.result[field]);
+  fields.push(row.error);
+  if (layout.trace) fields.push(row.result.smtp_transcript?.join('\n') ?? null);
+  return `${fields.map(csvField).join(',')}\r\n`;
+}
+
+/**
+ * Writes rows in the layout's format, buffering into large writes. JSON output is an array with one
+ * object a line, closed by {@link ResultWriter.finish}, so that an interrupted run still leaves valid JSON.
+ */
+export class ResultWriter {
+  readonly #sink: Sink;
+  readonly #layout: OutputLayout;
+  #rows: number;
+  #buffer = '';
+  #pending: Promise<void> = Promise.resolve();
+  #failure: { error: unknown } | undefined;
+
+  /** `resumed` rows are already in the output: no header is written and JSON goes on after them. */
+  constructor(sink: Sink, layout: OutputLayout, resumed: number | undefined) {
+    this.#sink = sink;
+    this.#layout = layout;
+    this.#rows = resumed ?? 0;
+    if (resumed === undefined) {
+      if (layout.format === 'csv') this.#buffer = `${layout.header.map(csvField).join(',')}\r\n`;
+      if (layout.format === 'json') this.#buffer = '[\n';
+    }
+  }
+
+  /** Adds one row. */
+  async add(row: OutputRow): Promise<void> {
+    const layout = this.#layout;
+    if (layout.format === 'csv') this.#buffer += csvLine(row, layout);
+    else if (layout.format === 'ndjson') this.#buffer += `${JSON.stringify(jsonRecord(row, layout))}\n`;
+    else this.#buffer += `${this.#rows > 0 ? ',\n' : ''}${JSON.stringify(jsonRecord(row, layout))}`;
+    this.#rows++;
+    if (this.#buffer.length >= FLUSH_CHARS) await this.#flush();
+  }
+
+  /** Writes what is buffered, closes a JSON array, and closes the sink. */
+  async finish(): Promise<void> {
+    if (this.#layout.format === 'json') this.#buffer += this.#rows > 0 ? '\n]\n' : ']\n';
+    try {
+      await this.#flush();
+      await this.#pending;
+      if (this.#failure !== undefined) throw this.#failure.error;
+    } finally {
+      await this.#sink.close();
+    }
+  }
+
+  /** Hands the buffer to the sink; waits only for the write before it, so that writing overlaps verifying. */
+  async #flush(): Promise<void> {
+    const text = this.#buffer;
+    this.#buffer = '';
+    await this.#pending;
+    if (this.#failure !== undefined) throw this.#failure.error;
+    if (text === '') return;
+    this.#pending = this.#sink.write(text).catch((error: unknown) => {
+      this.#failure = { error };
+    });
+  }
+}
+
+/** What an earlier, interrupted run left in the output. */
+export interface ResumePoint {
+  /** Rows already written (complete ones). */
+  readonly done: number;
+  /** Their count per status. */
+  readonly counts: Record<Status, number>;
+  /** Key of the last row (its address cell), to check that the output belongs to this input. */
+  readonly lastKey: string | null;
+  /** Byte length to cut the output to: just after its last complete row. */
+  readonly cutAt: number;
+}
+
+/** A zero count for every status. */
+export function emptyCounts(): Record<Status, number> {
+  return Object.fromEntries(STATUSES.map((status) => [status, 0])) as Record<Status, number>;
+}
+
+/** The key a record has in the output, compared by {@link sameKey}. */
+export function keyOf(record: InputRecord, layout: OutputLayout): string {
+  return layout.format === 'csv' ? (record.cells[layout.keyIndex] ?? '') : record.email.trim();
+}
+
+/** True when an output key read back matches a record's key (CSV cells may carry the anti-formula `'`). */
+export function sameKey(written: string, key: string): boolean {
+  return written === key || written === `'${key}`;
+}
+
+function sameHeader(written: readonly string[], header: readonly string[]): boolean {
+  return (
+    written.length === header.length && header.every((name, index) => sameKey(written[index] ?? '', name))
+  );
+}
+
+async function scanCsv(path: string, layout: OutputLayout): Promise<ResumePoint> {
+  const reader = new CsvReader(',');
+  const counts = emptyCounts();
+  let done = 0;
+  let lastKey: string | null = null;
+  let cutAt = 0;
+  let header = true;
+  scan: for await (const batch of readLines(createReadStream(path))) {
+    for (const line of batch) {
+      for (const record of reader.push(line)) {
+        if (header) {
+          if (record.kind !== 'row' || !sameHeader(record.fields, layout.header)) {
+            throw new CliError(
+              EXIT.io,
+              `cannot resume: ${path} was written for other columns; remove it or pick another -o`,
+            );
+          }
+          header = false;
+          cutAt = record.last.end;
+          continue;
+        }
+        const status = record.kind === 'row' ? record.fields[layout.statusIndex] : undefined;
+        if (
+          record.kind !== 'row' ||
+          record.fields.length !== layout.header.length ||
+          !isStatus(status) ||
+          !record.last.terminated
+        ) {
+          break scan;
+        }
+        counts[status]++;
+        done++;
+        lastKey = record.fields[layout.keyIndex] ?? '';
+        cutAt = record.last.end;
+      }
+    }
+  }
+  return { done, counts, lastKey, cutAt };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function scanJson(path: string, format: 'json' | 'ndjson'): Promise<ResumePoint> {
+  const counts = emptyCounts();
+  let done = 0;
+  let lastKey: string | null = null;
+  let cutAt = 0;
+  let opened = format === 'ndjson';
+  scan: for await (const batch of readLines(createReadStream(path))) {
+    for (const line of batch) {
+      if (!opened) {
+        if (line.text.trim() !== '[') {
+          throw new CliError(EXIT.io, `cannot resume: ${path} is not a JSON array written by mailvet bulk`);
+        }
+        opened = true;
+        cutAt = line.end;
+        continue;
+      }
+      const text = format === 'json' && line.text.endsWith(',') ? line.text.slice(0, -1) : line.text;
+      const object = parseObject(text);
+      if (format === 'ndjson' && done === 0 && line.terminated && !isStatus(object?.status)) {
+        throw new CliError(EXIT.io, `cannot resume: ${path} is not NDJSON written by mailvet bulk`);
+      }
+      if (object === undefined || !isStatus(object.status) || (format === 'ndjson' && !line.terminated)) {
+        break scan;
+      }
+      counts[object.status]++;
+      done++;
+      lastKey = typeof object.email === 'string' ? object.email : '';
+      cutAt = format === 'json' ? line.start + Buffer.byteLength(text) : line.end;
+    }
+  }
+  if (!opened)
+    throw new CliError(EXIT.io, `cannot resume: ${path} is not a JSON array written by mailvet bulk`);
+  return { done, counts, lastKey, cutAt };
+}
+
+/**
+ * Reads an earlier run's output, finds its complete rows, and cuts off anything after the last one (a row
+ * cut short, a closing `]`). Returns `undefined` when the file does not exist or is empty.
+ */
+export async function resumeFrom(path: string, layout: OutputLayout): Promise<ResumePoint | undefined> {
+  let point: ResumePoint;
+  try {
+    if ((await stat(path)).size === 0) return undefined;
+    point = layout.format === 'csv' ? await scanCsv(path, layout) : await scanJson(path, layout.format);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ENOENT') return undefined;
+    if (error instanceof CliError) throw error;
+    throw ioError('read', path, error);
+  }
+  try {
+    await truncate(path, point.cutAt);
+  } catch (error) {
+    throw ioError('write', path, error);
+  }
+  return point;
+}

@@ -1,0 +1,180 @@
+/**
+ * Progress of `mailvet bulk`: a bar on a terminal, a plain line now and then otherwise, and the summary
+ * table at the end. Everything goes to standard error, so that results can go to standard output.
+ * @module
+ */
+import type { Writable } from 'node:stream';
+import cliProgress from 'cli-progress';
+import { STATUSES, type Status } from '../result.js';
+import { plain, type Style } from './style.js';
+
+/** Options of {@link createProgress}. */
+export interface ProgressOptions {
+  /** Where progress is written (standard error). */
+  readonly stream: Writable;
+  /** Draw a bar (the stream is a terminal) rather than plain lines. */
+  readonly tty: boolean;
+  readonly style: Style;
+  /** Rows in all, when known (a file); `undefined` for standard input. */
+  readonly total: number | undefined;
+  /** Rows done before this run (`--resume`). @default 0 */
+  readonly done?: number;
+  readonly counts: Readonly<Record<Status, number>>;
+  /** Clock in milliseconds. */
+  readonly now: () => number;
+  /** Least time between two plain progress lines, in milliseconds. @default 5000 */
+  readonly intervalMs?: number;
+}
+
+/** A running progress display. */
+export interface Progress {
+  /** Reports the rows done so far (resumed ones included) and their counts per status. */
+  update(done: number, counts: Readonly<Record<Status, number>>): void;
+  /** Stops the display (the bar's last state stays on screen). */
+  stop(): void;
+}
+
+/** `1 row`, `2 rows`. */
+export function rows(count: number): string {
+  return `${count} row${count === 1 ? '' : 's'}`;
+}
+
+/** Formats a duration: `850ms`, `3.2s`, `4m05s`, `2h07m`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '?';
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  const whole = Math.round(seconds);
+  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
+  return `${Math.floor(whole / 3600)}h${String(Math.floor((whole % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Formats a rate per second: `312/s`, `4.5/s`. */
+export function formatRate(rows: number, ms: number): string {
+  if (ms <= 0 || rows <= 0) return '0/s';
+  const rate = (rows * 1000) / ms;
+  return `${rate >= 100 ? Math.round(rate) : rate.toFixed(1)}/s`;
+}
+
+interface Snapshot {
+  readonly done: number;
+  readonly counts: Readonly<Record<Status, number>>;
+  readonly elapsedMs: number;
+}
+
+function eta(snapshot: Snapshot, total: number | undefined, startDone: number): string | undefined {
+  const processed = snapshot.done - startDone;
+  if (total === undefined || processed <= 0) return undefined;
+  return formatDuration(((total - snapshot.done) * snapshot.elapsedMs) / processed);
+}
+
+/** One plain progress line: `1200/5000 rows (24.0%), 400/s, ETA 9.0s | valid 1000, invalid 200, ...`. */
+export function progressLine(snapshot: Snapshot, total: number | undefined, startDone: number): string {
+  const processed = snapshot.done - startDone;
+  const head =
+    total === undefined
+      ? `${snapshot.done} rows`
+      : `${snapshot.done}/${total} rows (${total === 0 ? '100.0' : ((snapshot.done / total) * 100).toFixed(1)}%)`;
+  const left = eta(snapshot, total, startDone);
+  const counts = STATUSES.map((status) => `${status} ${snapshot.counts[status]}`).join(', ');
+  return `${head}, ${formatRate(processed, snapshot.elapsedMs)}${left === undefined ? '' : `, ETA ${left}`} | ${counts}`;
+}
+
+/** Starts a progress display: a cli-progress bar on a terminal, plain lines every `intervalMs` otherwise. */
+export function createProgress(options: ProgressOptions): Progress {
+  const started = options.now();
+  const startDone = options.done ?? 0;
+  const interval = options.intervalMs ?? 5000;
+  let snapshot: Snapshot = { done: startDone, counts: options.counts, elapsedMs: 0 };
+  const take = (done: number, counts: Readonly<Record<Status, number>>): void => {
+    snapshot = { done, counts, elapsedMs: options.now() - started };
+  };
+
+  if (options.tty) {
+    const { style, total } = options;
+    const bar = new cliProgress.SingleBar({
+      stream: options.stream,
+      hideCursor: true,
+      fps: 8,
+      format: (_options, params) => {
+        const width = 20;
+        const filled = total ? Math.round(Math.min(1, params.value / total) * width) : 0;
+        const drawn = total === undefined ? '' : `${'█'.repeat(filled)}${'░'.repeat(width - filled)} `;
+        const counted = (statuses: readonly Status[]) =>
+          statuses.map((status) => style.status(status, `${status} ${snapshot.counts[status]}`)).join(' ');
+        const head = progressLine(snapshot, total, startDone).split(' | ')[0] ?? '';
+        const all = counted(STATUSES);
+        // Narrower terminals drop the bar, then the statuses still at zero; a line that still does not fit is
+        // cut as plain text, so that no colour code is left open.
+        const lines = [
+          `${drawn}${head} | ${all}`,
+          `${head} | ${all}`,
+          `${head} | ${counted(STATUSES.filter((status) => snapshot.counts[status] > 0))}`,
+        ];
+        const columns = (options.stream as { columns?: number }).columns ?? 80;
+        return (
+          lines.find((line) => plain(line).length < columns) ?? plain(lines[2] ?? '').slice(0, columns - 1)
+        );
+      },
+    });
+    bar.start(total ?? 0, startDone);
+    return {
+      update(done, counts) {
+        take(done, counts);
+        bar.update(done);
+      },
+      stop() {
+        take(snapshot.done, snapshot.counts);
+        bar.update(snapshot.done);
+        bar.stop();
+        options.stream.write('\n');
+      },
+    };
+  }
+
+  let printed = started;
+  const print = (): void => {
+    printed = options.now();
+    options.stream.write(`mailvet: ${progressLine(snapshot, options.total, startDone)}\n`);
+  };
+  const heartbeat = setInterval(() => {
+    if (options.now() - printed >= interval) {
+      take(snapshot.done, snapshot.counts);
+      print();
+    }
+  }, interval);
+  heartbeat.unref();
+  return {
+    update(done, counts) {
+      take(done, counts);
+      if (snapshot.elapsedMs + started - printed >= interval) print();
+    },
+    stop() {
+      clearInterval(heartbeat);
+    },
+  };
+}
+
+/** The summary table: rows and share per status, the total, and the pace of this run. */
+export function summaryTable(
+  counts: Readonly<Record<Status, number>>,
+  run: { readonly processed: number; readonly elapsedMs: number },
+  style: Style,
+): string {
+  const total = STATUSES.reduce((sum, status) => sum + counts[status], 0);
+  const share = (count: number): string => `${total === 0 ? '0.0' : ((count / total) * 100).toFixed(1)}%`;
+  const width = Math.max(5, String(total).length);
+  const lines = [style.bold(`  ${'status'.padEnd(12)} ${'rows'.padStart(width)}   share`)];
+  for (const status of STATUSES) {
+    const count = counts[status];
+    lines.push(
+      `  ${style.status(status, status.padEnd(12))} ${String(count).padStart(width)}  ${share(count).padStart(6)}`,
+    );
+  }
+  lines.push(`  ${'total'.padEnd(12)} ${String(total).padStart(width)}  ${share(total).padStart(6)}`);
+  lines.push(
+    `${rows(run.processed)} verified in ${formatDuration(run.elapsedMs)} (${formatRate(run.processed, run.elapsedMs)})`,
+  );
+  return `${lines.join('\n')}\n`;
+}

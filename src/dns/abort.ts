@@ -1,0 +1,41 @@
+/**
+ * Per-lookup cancellation: a lookup's promise rejects as soon as its signal aborts, even when the underlying
+ * query (shared with other callers, or not cancellable) keeps running.
+ * @module
+ */
+import { DnsError } from '../errors.js';
+
+/** The {@link DnsError} a lookup rejects with when its signal aborts. */
+export function abortedLookup(hostname: string, signal: AbortSignal): DnsError {
+  return new DnsError('aborted', hostname, `lookup of ${hostname} was aborted`, { cause: signal.reason });
+}
+
+/**
+ * Settles like `work`, unless `signal` aborts first: then rejects with a {@link DnsError} of reason `aborted`.
+ * A signal that is already aborted rejects at once. Listeners are removed when the race ends.
+ */
+export function raceSignal<T>(
+  work: Promise<T>,
+  hostname: string,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(abortedLookup(hostname, signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedLookup(hostname, signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

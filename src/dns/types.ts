@@ -1,0 +1,36 @@
+/**
+ * The DNS seam: what the verifier asks of a resolver.
+ * @module
+ */
+
+/** One MX record. A null MX (RFC 7505) arrives as `{ exchange: '', priority: 0 }`. */
+export interface MxRecord {
+  readonly exchange: string;
+  readonly priority: number;
+}
+
+/**
+ * An answer from DNS is a value: records, "the name exists but has no such records" (`nodata`) or
+ * "the name does not exist" (`nxdomain`). Failing to get an answer (SERVFAIL, REFUSED, timeout) is a thrown
+ * {@link DnsError} instead.
+ */
+export type DnsAnswer<T> =
+  | { readonly kind: 'records'; readonly records: readonly T[]; readonly ttlSeconds?: number }
+  | { readonly kind: 'nodata'; readonly ttlSeconds?: number }
+  | { readonly kind: 'nxdomain'; readonly ttlSeconds?: number };
+
+/** Per-lookup options. */
+export interface LookupOptions {
+  /** Aborts the lookup; the promise then rejects with a {@link DnsError} of reason `aborted`. */
+  readonly signal?: AbortSignal;
+}
+
+/** The DNS seam. Implementations: `nodeResolver()`, `cachedResolver()`, or your own. */
+export interface Resolver {
+  /** MX records of `domain` (ASCII form), in any order. */
+  mx(domain: string, options?: LookupOptions): Promise<DnsAnswer<MxRecord>>;
+  /** IPv4 and IPv6 addresses of `host` (A and AAAA together), as text. */
+  addresses(host: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
+  /** Releases sockets, timers and caches. Optional. */
+  close?(): void;
+}

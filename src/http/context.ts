@@ -1,0 +1,38 @@
+/**
+ * What an operation sees of a request, and the shape of an operation.
+ * @module
+ */
+import type { BulkJobManagerApi } from '../bulk/types.js';
+import type { Verifier } from '../verifier.js';
+import type { HttpLimits } from './limits.js';
+
+/** The services and settings operations use, fixed when the handler is made. */
+export interface Services {
+  readonly verifier: Pick<Verifier, 'verify'>;
+  /** The verifier's own `timeoutMs` when the handler made it (so known); `undefined` for a caller's verifier. */
+  readonly verifierTimeoutMs: number | undefined;
+  readonly jobs: BulkJobManagerApi;
+  readonly limits: Readonly<Required<HttpLimits>>;
+  /** The OpenAPI document served at `/v1/openapi.json`. */
+  readonly openapi: unknown;
+  /** Jobs being created, per tenant: counted against `maxJobsPerKey` until they exist. */
+  readonly creating: Map<string, number>;
+}
+
+/** One request, after routing and authentication. */
+export interface Context {
+  readonly request: Request;
+  readonly url: URL;
+  /** Decoded path parameters. */
+  readonly params: Readonly<Record<string, string>>;
+  /** The caller's tenant (`undefined` on routes without authentication). */
+  readonly tenant: string | undefined;
+  /** Headers every response to this request carries (request id, rate limit). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly services: Services;
+  /** A JSON response carrying {@link Context.headers} and `extra` (lightweight for the Node listener's requests). */
+  json(status: number, body: unknown, extra?: Readonly<Record<string, string>>): Response;
+}
+
+/** The implementation of one route. */
+export type Operation = (context: Context) => Promise<Response>;

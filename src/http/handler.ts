@@ -1,0 +1,225 @@
+/**
+ * `createHandler`: the whole API as one `(request: Request) => Promise<Response>` function.
+ * @module
+ */
+import { BulkJobManager } from '../bulk/manager.js';
+import type { BulkJobManagerApi } from '../bulk/types.js';
+import { OptionsError } from '../errors.js';
+import { DEFAULTS, type VerifyOptions } from '../options.js';
+import { createVerifier, type Verifier } from '../verifier.js';
+import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
+import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
+import type { Context, Operation, Services } from './context.js';
+import { errorResponse, HttpError, type HttpLogger } from './errors.js';
+import { type HttpLimits, resolveLimits } from './limits.js';
+import { openApiDocument } from './openapi.js';
+import { createRateLimiter } from './rate-limit.js';
+import { REQUEST_ID_HEADER, type RequestIdGenerator, randomRequestId, requestIdOf } from './request-id.js';
+import { isLightRequest } from './light.js';
+import { emptyResponse, jsonResponse } from './response.js';
+import { getJobResults } from './results-route.js';
+import { createRouter } from './router.js';
+import { type OperationId, ROUTES } from './routes.js';
+import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
+
+/** Options of {@link createHandler}. Every field is optional. */
+export interface HandlerOptions {
+  /**
+   * Verifies addresses for `GET /v1/verify` (and for bulk jobs when `jobs` is not given). When given, the
+   * caller owns it: `close()` does not dispose of it.
+   * @default createVerifier(verifierOptions), disposed by `close()`
+   */
+  readonly verifier?: Pick<Verifier, 'verify'>;
+  /** Options of the verifier the handler makes when `verifier` is not given. @default {} */
+  readonly verifierOptions?: VerifyOptions;
+  /**
+   * The bulk job manager. When given, the caller owns it.
+   * @default new BulkJobManager({ verifier }), closed by `close()`
+   */
+  readonly jobs?: BulkJobManagerApi;
+  /**
+   * Accepted API keys (`Authorization: Bearer <key>`); each key is a tenant.
+   * @default the comma-separated keys of the env variable MAILVET_API_KEYS
+   */
+  readonly apiKeys?: readonly string[];
+  /** Your own authentication instead of `apiKeys`: returns the tenant, or `null` for 401. */
+  readonly authenticate?: Authenticate;
+  /** Body size, addresses per request, jobs per key and rate limit. @default DEFAULT_LIMITS */
+  readonly limits?: HttpLimits;
+  /** Receives errors the client sees only as `internal_error`. @default console.error */
+  readonly logger?: HttpLogger;
+  /** Clock of the rate limiter, in milliseconds. @default Date.now */
+  readonly clock?: () => number;
+  /** Makes request ids for requests that bring no usable `X-Request-Id`. @default crypto.randomUUID */
+  readonly requestId?: RequestIdGenerator;
+}
+
+/** The API as a fetch-style function, plus `close()`. */
+export interface Handler {
+  /** Answers one request; never rejects (every error becomes a JSON error response). */
+  (request: Request): Promise<Response>;
+  /**
+   * Stops serving (later requests get 503), closes the job manager and disposes of the verifier if the
+   * handler made them. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
+  getHealth,
+  getOpenApi,
+  verifyEmail,
+  createJob,
+  listJobs,
+  getJob,
+  deleteJob,
+  addEmails,
+  startJob,
+  getJobResults,
+};
+
+const KNOWN_OPTIONS = new Set([
+  'verifier',
+  'verifierOptions',
+  'jobs',
+  'apiKeys',
+  'authenticate',
+  'limits',
+  'logger',
+  'clock',
+  'requestId',
+]);
+
+const consoleLogger: HttpLogger = {
+  error: (message, details) => console.error(message, details.error),
+};
+
+function authenticatorOf(options: HandlerOptions): Authenticate {
+  if (options.authenticate !== undefined) {
+    if (options.apiKeys !== undefined)
+      throw new OptionsError('apiKeys', 'cannot be combined with authenticate');
+    if (typeof options.authenticate !== 'function')
+      throw new OptionsError('authenticate', 'must be a function');
+    return options.authenticate;
+  }
+  const keys = options.apiKeys ?? keysFromEnv();
+  if (keys.length === 0) {
+    throw new OptionsError(
+      'apiKeys',
+      'must hold at least one key (or set MAILVET_API_KEYS, or pass authenticate)',
+    );
+  }
+  return bearerKeys(keys);
+}
+
+function isV1(pathname: string): boolean {
+  return pathname === '/v1' || pathname.startsWith('/v1/');
+}
+
+/**
+ * Creates the HTTP API handler: a `(request: Request) => Promise<Response>` function (WHATWG fetch types)
+ * that any server can mount. Options are validated now (an `OptionsError` names a bad one); without
+ * `apiKeys` or `authenticate` the keys come from MAILVET_API_KEYS, and with none at all it throws rather
+ * than serve an open API.
+ * @example
+ * const handler = createHandler({ apiKeys: ['secret'], verifierOptions: { smtp: false } });
+ * const response = await handler(
+ *   new Request('http://localhost/v1/verify?email=a@example.com', { headers: { authorization: 'Bearer secret' } }),
+ * );
+ * await handler.close();
+ */
+export function createHandler(options: HandlerOptions = {}): Handler {
+  if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(key)) throw new OptionsError(key, 'is not a known option');
+  }
+  const authenticate = authenticatorOf(options);
+  const limits = resolveLimits(options.limits);
+  const logger = options.logger ?? consoleLogger;
+  const generateId = options.requestId ?? randomRequestId;
+  const limiter = createRateLimiter({
+    requestsPerSecond: limits.requestsPerSecond,
+    burst: limits.burst,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  const ownVerifier: Verifier | undefined =
+    options.verifier === undefined ? createVerifier(options.verifierOptions) : undefined;
+  const verifier = options.verifier ?? (ownVerifier as Verifier);
+  const ownJobs = options.jobs === undefined ? new BulkJobManager({ verifier }) : undefined;
+  const services: Services = {
+    verifier,
+    verifierTimeoutMs:
+      ownVerifier === undefined ? undefined : (options.verifierOptions?.timeoutMs ?? DEFAULTS.timeoutMs),
+    jobs: options.jobs ?? (ownJobs as BulkJobManagerApi),
+    limits,
+    openapi: openApiDocument(limits),
+    creating: new Map(),
+  };
+  const router = createRouter(ROUTES);
+  let closed = false;
+
+  async function respond(request: Request, requestId: string): Promise<Response> {
+    let headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
+    try {
+      if (closed) throw new HttpError('service_unavailable', 'the server is shutting down');
+      const url = new URL(request.url);
+      const match = router.match(request.method, url.pathname);
+      const needsAuth = match.kind === 'found' ? match.route.auth : isV1(url.pathname);
+      let tenant: string | undefined;
+      if (needsAuth) {
+        const who = await authenticate(request);
+        if (typeof who !== 'string' || who === '') {
+          throw new HttpError('unauthorized', undefined, { headers: { 'www-authenticate': 'Bearer' } });
+        }
+        tenant = who;
+        const decision = limiter.take(tenant);
+        headers = { ...headers, ...decision.headers };
+        if (!decision.allowed) {
+          throw new HttpError('rate_limited', undefined, {
+            headers: { 'retry-after': String(decision.retryAfter) },
+          });
+        }
+      }
+      if (match.kind === 'not_found') throw new HttpError('not_found', 'no such route');
+      if (match.kind === 'method_not_allowed') {
+        throw new HttpError('method_not_allowed', `use ${match.allow.join(', ')}`, {
+          headers: { allow: match.allow.join(', ') },
+        });
+      }
+      const light = isLightRequest(request);
+      const common: Readonly<Record<string, string>> = headers;
+      const context: Context = {
+        request,
+        url,
+        params: match.params,
+        tenant,
+        headers,
+        services,
+        json: (status, body, extra) => jsonResponse(status, body, extra === undefined ? common : { ...common, ...extra }, light),
+      };
+      return await OPERATIONS[match.route.operationId](context);
+    } catch (error) {
+      return errorResponse(error, requestId, logger, headers);
+    }
+  }
+
+  const handler = async (request: Request): Promise<Response> => {
+    const requestId = requestIdOf(request, generateId);
+    const response = await respond(request, requestId);
+    if (request.method !== 'HEAD') return response;
+    await response.body?.cancel();
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    return emptyResponse(response.status, headers);
+  };
+  return Object.assign(handler, {
+    async close() {
+      if (closed) return;
+      closed = true;
+      await ownJobs?.close();
+      await ownVerifier?.dispose();
+    },
+  });
+}

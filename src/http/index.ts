@@ -1,0 +1,51 @@
+/**
+ * `mailvet/http`: the `/v1` HTTP API as a fetch-style handler, mountable in any server, and a ready
+ * `node:http` server.
+ *
+ * ```ts
+ * import { createServer } from 'mailvet/http';
+ * const { url } = await createServer({ port: 8080, apiKeys: ['secret'] });
+ * ```
+ *
+ * Routes, error codes, limits and mounting under Express, Fastify and Hono: docs/http.md.
+ * @module
+ */
+export { API_KEYS_ENV, type Authenticate, bearerKeys } from './auth.js';
+export { CSV_COLUMNS, csvField } from './csv.js';
+export {
+  type ErrorBody,
+  errorResponse,
+  HTTP_ERROR_CODES,
+  HTTP_ERRORS,
+  HttpError,
+  type HttpErrorCode,
+  type HttpErrorOptions,
+  type HttpLogger,
+} from './errors.js';
+export { createHandler, type Handler, type HandlerOptions } from './handler.js';
+export {
+  DEFAULT_LIMITS,
+  type HttpLimits,
+  JOBS_PAGE,
+  RESULTS_PAGE,
+  VERIFY_TIMEOUT,
+} from './limits.js';
+export { RESULT_FORMATS, type ResultFormat } from './negotiate.js';
+export {
+  createServer,
+  type FetchHandler,
+  type NodeListener,
+  type NodeListenerOptions,
+  type RunningServer,
+  type ServerOptions,
+  toNodeListener,
+} from './node.js';
+export { API_VERSION, openApiDocument } from './openapi.js';
+export {
+  createRateLimiter,
+  type RateDecision,
+  type RateLimiter,
+  type RateLimitOptions,
+} from './rate-limit.js';
+export { REQUEST_ID_HEADER, type RequestIdGenerator } from './request-id.js';
+export { ROUTES, type Route } from './routes.js';

@@ -1,0 +1,65 @@
+/**
+ * The adapter's limits and bounds, with their documented defaults. The OpenAPI document and docs/http.md
+ * are written from these values.
+ * @module
+ */
+import { OptionsError } from '../errors.js';
+
+/** Limits of the HTTP adapter. Every field is optional; defaults are in {@link DEFAULT_LIMITS}. */
+export interface HttpLimits {
+  /** Largest request body, in bytes. @default 10485760 (10 MiB) */
+  readonly maxBodyBytes?: number;
+  /** Most addresses in one request (`POST /v1/bulk` or `POST /v1/bulk/{id}/emails`). @default 10000 */
+  readonly maxEmailsPerRequest?: number;
+  /** Most jobs one tenant (API key) may hold at once; deleting a job frees its place. @default 100 */
+  readonly maxJobsPerKey?: number;
+  /** Sustained requests per second per tenant (token bucket); `Infinity` turns rate limiting off. @default 50 */
+  readonly requestsPerSecond?: number;
+  /** Requests a tenant may make at once after a quiet period (bucket size). @default 100 */
+  readonly burst?: number;
+}
+
+/** The documented defaults of {@link HttpLimits}. */
+export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
+  maxBodyBytes: 10 * 1024 * 1024,
+  maxEmailsPerRequest: 10_000,
+  maxJobsPerKey: 100,
+  requestsPerSecond: 50,
+  burst: 100,
+});
+
+/** Bounds of `GET /v1/verify?timeout=`, in seconds, and its default. */
+export const VERIFY_TIMEOUT = Object.freeze({ min: 1, max: 60, default: 10 });
+
+/** Paging of `GET /v1/bulk/{id}/results` (JSON): `limit` default and maximum. */
+export const RESULTS_PAGE = Object.freeze({ default: 1000, max: 10_000 });
+
+/** Paging of `GET /v1/bulk`: `limit` default and maximum. */
+export const JOBS_PAGE = Object.freeze({ default: 50, max: 1000 });
+
+function positiveInteger(limits: HttpLimits, key: keyof HttpLimits): number {
+  const value = limits[key] ?? DEFAULT_LIMITS[key];
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new OptionsError(`limits.${key}`, 'must be a positive integer');
+  }
+  return value;
+}
+
+/** Validates `limits` once and fills in the defaults; an `OptionsError` names a bad field. */
+export function resolveLimits(limits: HttpLimits = {}): Readonly<Required<HttpLimits>> {
+  if (typeof limits !== 'object' || limits === null) throw new OptionsError('limits', 'must be an object');
+  for (const key of Object.keys(limits)) {
+    if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new OptionsError(`limits.${key}`, 'is not a known option');
+  }
+  const requestsPerSecond = limits.requestsPerSecond ?? DEFAULT_LIMITS.requestsPerSecond;
+  if (typeof requestsPerSecond !== 'number' || !(requestsPerSecond > 0)) {
+    throw new OptionsError('limits.requestsPerSecond', 'must be a positive number or Infinity');
+  }
+  return Object.freeze({
+    maxBodyBytes: positiveInteger(limits, 'maxBodyBytes'),
+    maxEmailsPerRequest: positiveInteger(limits, 'maxEmailsPerRequest'),
+    maxJobsPerKey: positiveInteger(limits, 'maxJobsPerKey'),
+    requestsPerSecond,
+    burst: positiveInteger(limits, 'burst'),
+  });
+}

@@ -1,0 +1,323 @@
+/**
+ * Serving a fetch-style handler with `node:http`: `toNodeListener` adapts it to `(req, res)`, and
+ * `createServer` starts a server with the API. The only file of the adapter that uses `node:*`.
+ * @module
+ */
+import { Buffer } from 'node:buffer';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { OptionsError } from '../errors.js';
+import { errorResponse, HttpError, type HttpLogger } from './errors.js';
+import { createHandler, type Handler, type HandlerOptions } from './handler.js';
+import { lightParts, lightRequest } from './light.js';
+import { randomRequestId } from './request-id.js';
+import { serializedBody } from './response.js';
+
+/** A fetch-style handler, as `createHandler` makes (any other works too). */
+export type FetchHandler = (request: Request) => Promise<Response>;
+
+/** A `node:http` request listener (also what Express middleware and `http.createServer` take). */
+export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Options of {@link toNodeListener}. */
+export interface NodeListenerOptions {
+  /** Receives errors of handlers that reject (the client gets a 500 `internal_error`). @default console.error */
+  readonly logger?: HttpLogger;
+}
+
+const HOST = /^[A-Za-z0-9.\-:[\]]{1,255}$/;
+
+/** How long the unread rest of a refused request body is drained before the connection is cut, in ms. */
+export const LINGER_MS = 2000;
+const consoleLogger: HttpLogger = { error: (message, details) => console.error(message, details.error) };
+
+function urlOf(req: IncomingMessage): string {
+  const target = req.url ?? '/';
+  if (!target.startsWith('/')) return new URL(target).href; // absolute-form (RFC 9112 3.2.2); throws when malformed
+  const host = req.headers.host;
+  const scheme = (req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
+  return `${scheme}://${host !== undefined && HOST.test(host) ? host : 'localhost'}${target}`;
+}
+
+function headersOf(req: IncomingMessage): [string, string][] {
+  const raw = req.rawHeaders;
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([raw[i] as string, raw[i + 1] as string]);
+  return pairs;
+}
+
+/**
+ * The body of `req` as a WHATWG stream that reads only as fast as it is consumed (`req` is paused whenever a
+ * chunk is queued). Cancelling it (a body refused as too large, say) stops reading but leaves the socket be,
+ * so that the response can still be written.
+ */
+function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on('data', (chunk: Buffer) => {
+        if (!open) return;
+        controller.enqueue(chunk);
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.once('end', () => {
+        if (open) controller.close();
+        open = false;
+      });
+      req.once('error', (error) => {
+        if (open) controller.error(error);
+        open = false;
+      });
+      req.pause();
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      open = false;
+      req.pause();
+    },
+  });
+}
+
+/**
+ * The WHATWG `Request` of a Node request: a lightweight one (light.ts) whose body streams from `req`, with
+ * backpressure, and whose signal aborts when the client goes away. Throws on a malformed target or header.
+ */
+function toRequest(req: IncomingMessage, res: ServerResponse): Request {
+  const method = req.method ?? 'GET';
+  const hasBody =
+    method !== 'GET' &&
+    method !== 'HEAD' &&
+    (req.headers['transfer-encoding'] !== undefined ||
+      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0'));
+  return lightRequest({
+    method,
+    url: urlOf(req),
+    headers: new Headers(headersOf(req)),
+    hasBody,
+    body: () => bodyOf(req),
+    watch(abort) {
+      if (res.writableFinished) return;
+      if (req.socket.destroyed) abort();
+      else res.once('close', () => res.writableFinished || abort());
+    },
+  });
+}
+
+/**
+ * Reads and drops the unread rest of a request body (one refused as too large, or of the wrong type), for at
+ * most {@link LINGER_MS}. The response is held open meanwhile: closing a socket with unread input makes the
+ * peer see a reset, often before it has read the response. Resolves `true` when the body ended.
+ */
+function discardBody(req: IncomingMessage): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      req.off('end', done);
+      req.off('close', done);
+      resolve(req.complete);
+    };
+    const timer = setTimeout(done, LINGER_MS);
+    req.once('end', done);
+    req.once('close', done);
+    req.removeAllListeners('data');
+    req.on('data', () => undefined);
+    req.resume();
+  });
+}
+
+/** Ends the response; when the request body was not read to its end in time, cuts the connection after. */
+async function finish(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const ended = await discardBody(req);
+  res.end();
+  if (!ended) res.once('finish', () => req.socket.destroy());
+}
+
+function nodeHeaders(headers: Headers): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  headers.forEach((value, name) => {
+    if (name !== 'set-cookie') out[name] = value;
+  });
+  const cookies = headers.getSetCookie();
+  if (cookies.length > 0) out['set-cookie'] = cookies;
+  return out;
+}
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/** Writes `response` to `res`, streaming its body chunk by chunk and waiting for `drain` when asked to. */
+async function writeResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const light = lightParts(response);
+  const headers: Record<string, string | string[]> = light?.headers ?? nodeHeaders(response.headers);
+  const text = light?.text ?? serializedBody(response);
+  if (text !== undefined || response.body === null) {
+    const body = text ?? '';
+    headers['content-length'] = String(Buffer.byteLength(body));
+    res.writeHead(response.status, headers);
+    if (req.complete) {
+      res.end(body);
+      return;
+    }
+    res.write(body);
+    await finish(req, res);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      if (res.destroyed) {
+        await reader.cancel();
+        return;
+      }
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await drainedOrClosed(res);
+    }
+    await finish(req, res);
+  } catch (error) {
+    // Headers are sent: the only way left to tell the client that the body is incomplete.
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * Adapts a fetch-style handler to a `node:http` listener. The request body is streamed (not buffered) into
+ * the `Request`; its `signal` aborts when the client goes away before the response is written; response
+ * bodies are streamed with backpressure. Mount it under Express with `app.use(toNodeListener(handler))`
+ * (before any body parser); see docs/http.md for Fastify and Hono.
+ * @example
+ * import { createServer } from 'node:http';
+ * createServer(toNodeListener(createHandler({ apiKeys: ['secret'] }))).listen(8080);
+ */
+export function toNodeListener(handler: FetchHandler, options: NodeListenerOptions = {}): NodeListener {
+  const logger = options.logger ?? consoleLogger;
+  return (req, res) => {
+    let request: Request;
+    try {
+      request = toRequest(req, res);
+    } catch {
+      const bad = new HttpError('invalid_request', 'the request target or a header is malformed');
+      void writeResponse(errorResponse(bad, randomRequestId(), logger), req, res);
+      return;
+    }
+    handler(request)
+      .catch((error: unknown) => errorResponse(error, randomRequestId(), logger))
+      .then((response) => writeResponse(response, req, res))
+      .catch((error: unknown) => {
+        logger.error('writing a response failed', { requestId: '', error });
+        res.destroy();
+      });
+  };
+}
+
+/** Options of {@link createServer}: where to listen, and either a ready handler or the options to make one. */
+export interface ServerOptions extends HandlerOptions {
+  /** TCP port; `0` picks a free one. @default 8080 */
+  readonly port?: number;
+  /** Interface to listen on. @default '127.0.0.1' */
+  readonly host?: string;
+  /** A handler to serve instead of making one from the other options; the caller keeps ownership. */
+  readonly handler?: FetchHandler;
+  /** How long `close()` lets requests in flight finish before cutting their connections, in ms. @default 10000 */
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** The `node:http` server. */
+  readonly server: Server;
+  /** Where it listens, e.g. `http://127.0.0.1:8080`. */
+  readonly url: string;
+  /**
+   * Stops accepting connections, lets requests in flight finish (up to `shutdownTimeoutMs`), then closes the
+   * handler it made. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a `node:http` server with the API.
+ * @example
+ * const { url, close } = await createServer({ port: 0, apiKeys: ['secret'] });
+ * // ... fetch(`${url}/v1/verify?email=...`, { headers: { authorization: 'Bearer secret' } })
+ * await close();
+ */
+export async function createServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const {
+    port = 8080,
+    host = '127.0.0.1',
+    handler: given,
+    shutdownTimeoutMs = 10_000,
+    ...handlerOptions
+  } = options;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new OptionsError('port', 'must be an integer 0-65535');
+  if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
+    throw new OptionsError('shutdownTimeoutMs', 'must be a non-negative integer');
+  }
+  if (given !== undefined && Object.keys(handlerOptions).length > 0) {
+    throw new OptionsError('handler', 'cannot be combined with handler options');
+  }
+  const owned: Handler | undefined = given === undefined ? createHandler(handlerOptions) : undefined;
+  const handler = given ?? (owned as Handler);
+  const listener = toNodeListener(
+    handler,
+    handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger },
+  );
+  let closing: Promise<void> | undefined;
+  const server = createHttpServer((req, res) => {
+    // While closing, a keep-alive connection is closed as soon as its response is done.
+    res.once('finish', () => {
+      if (closing !== undefined) setImmediate(() => server.closeIdleConnections());
+    });
+    listener(req, res);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await owned?.close();
+    throw error;
+  }
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    server,
+    url: `http://${shown}:${address.port}`,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
+        await closed;
+        clearTimeout(timer);
+        await owned?.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * `GET /v1/bulk/{id}/results`: JSON pages, or the whole list streamed as CSV or NDJSON.
+ * @module
+ */
+import type { VerificationResult } from '../result.js';
+import type { Operation } from './context.js';
+import { csvHeader, csvRow } from './csv.js';
+import { HttpError } from './errors.js';
+import { RESULTS_PAGE } from './limits.js';
+import { RESULT_FORMATS, type ResultFormat, resultFormatOf } from './negotiate.js';
+import { booleanParam, integerParam, queryParam } from './params.js';
+import { streamResponse } from './response.js';
+
+/** Positions read from the job store per step of a CSV or NDJSON stream. */
+export const STREAM_CHUNK = 1000;
+
+type ReadPage = (offset: number, limit: number) => Promise<VerificationResult[]>;
+
+/**
+ * Streams positions `[start, end)` as CSV (with its header row) or NDJSON, one store read of
+ * {@link STREAM_CHUNK} positions per pull, so memory stays bounded and a slow client slows the reads.
+ */
+function resultStream(
+  read: ReadPage,
+  start: number,
+  end: number,
+  format: 'csv' | 'ndjson',
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let position = start;
+  let text = format === 'csv' ? csvHeader() : '';
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (text === '' && position < end) {
+        const count = Math.min(STREAM_CHUNK, end - position);
+        const page = await read(position, count);
+        position += count;
+        for (const result of page) text += format === 'csv' ? csvRow(result) : `${JSON.stringify(result)}\n`;
+      }
+      if (text !== '') controller.enqueue(encoder.encode(text));
+      text = '';
+      if (position >= end) controller.close();
+    },
+  });
+}
+
+/**
+ * The results of a job in input order. JSON: `{ job, offset, limit, next_offset, results }`, `limit`
+ * defaulting to {@link RESULTS_PAGE}. CSV and NDJSON: every result from `offset` (or `limit` of them),
+ * streamed. Before completion: 409 `job_not_complete` (or `job_failed`) with the job, unless `partial=true`,
+ * which gives the results final so far (positions still in progress are left out).
+ */
+export const getJobResults: Operation = async ({ url, request, params, tenant, headers, services, json }) => {
+  const format: ResultFormat = resultFormatOf(queryParam(url, 'format'), request.headers.get('accept'));
+  const partial = booleanParam(url, 'partial');
+  const offset = integerParam(url, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const limit =
+    format === 'json'
+      ? integerParam(url, 'limit', RESULTS_PAGE.default, 1, RESULTS_PAGE.max)
+      : integerParam(url, 'limit', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
+  const id = params.id as string;
+  const access = tenant === undefined ? {} : { owner: tenant };
+  const job = await services.jobs.get(id, access);
+  if (job === undefined) throw new HttpError('not_found', 'no such job');
+  if (!partial && job.status !== 'complete') {
+    const failed = job.status === 'failed';
+    throw new HttpError(
+      failed ? 'job_failed' : 'job_not_complete',
+      failed
+        ? 'the job failed; ask with ?partial=true for the results it produced'
+        : `the job is ${job.status} (${job.completed} of ${job.total} done); poll it, or ask with ?partial=true`,
+      { fields: { job } },
+    );
+  }
+  const read: ReadPage = (from, count) =>
+    services.jobs.results(id, { ...access, offset: from, limit: count, partial });
+  const vary = { ...headers, vary: 'Accept' };
+  if (format === 'json') {
+    const results = await read(offset, limit);
+    const next = offset + limit < job.total ? offset + limit : null;
+    return json(200, { job, offset, limit, next_offset: next, results }, { vary: 'Accept' });
+  }
+  const end = Math.min(job.total, offset + limit);
+  const disposition =
+    format === 'csv'
+      ? { 'content-disposition': `attachment; filename="mailvet-${encodeURIComponent(id)}.csv"` }
+      : {};
+  return streamResponse(resultStream(read, offset, end, format), RESULT_FORMATS[format], {
+    ...vary,
+    ...disposition,
+  });
+};

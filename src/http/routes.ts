@@ -1,0 +1,264 @@
+/**
+ * The route table: the one source of truth for routing, authentication and the OpenAPI document.
+ * @module
+ */
+import type { HttpErrorCode } from './errors.js';
+import { JOBS_PAGE, RESULTS_PAGE, VERIFY_TIMEOUT } from './limits.js';
+import { RESULT_FORMATS } from './negotiate.js';
+import type { Method } from './router.js';
+import type { Schema } from './schemas.js';
+
+/** The name of each operation; the handler has one implementation per name. */
+export type OperationId =
+  | 'getHealth'
+  | 'getOpenApi'
+  | 'verifyEmail'
+  | 'createJob'
+  | 'listJobs'
+  | 'getJob'
+  | 'deleteJob'
+  | 'addEmails'
+  | 'startJob'
+  | 'getJobResults';
+
+/** An OpenAPI parameter object. */
+export interface ParameterDoc {
+  readonly name: string;
+  readonly in: 'query' | 'path';
+  readonly required?: boolean;
+  readonly description: string;
+  readonly schema: Schema;
+}
+
+/** A successful response: status, description, and the body per media type (schema), if any. */
+export interface SuccessDoc {
+  readonly status: number;
+  readonly description: string;
+  readonly content?: Readonly<Record<string, Schema>>;
+}
+
+/** One route: how it is matched, whether it needs a key, and how it is documented. */
+export interface Route {
+  readonly method: Method;
+  /** OpenAPI path template. */
+  readonly path: string;
+  readonly operationId: OperationId;
+  /** Needs `Authorization: Bearer <key>` (and counts against the tenant's rate limit). */
+  readonly auth: boolean;
+  readonly summary: string;
+  readonly description?: string;
+  readonly parameters?: readonly ParameterDoc[];
+  /** Name of the request body schema in `components.schemas`. */
+  readonly requestBody?: string;
+  readonly success: SuccessDoc;
+  /** Error codes this route can answer with, besides the ones every authenticated route has. */
+  readonly errors: readonly HttpErrorCode[];
+}
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+const JOB_ID: ParameterDoc = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  description: 'The job id.',
+  schema: { type: 'string' },
+};
+
+const page = (defaults: { default: number; max: number }, what: string): ParameterDoc[] => [
+  {
+    name: 'offset',
+    in: 'query',
+    description: `Number of ${what} to skip.`,
+    schema: { type: 'integer', minimum: 0, default: 0 },
+  },
+  {
+    name: 'limit',
+    in: 'query',
+    description: `Most ${what} to return.`,
+    schema: { type: 'integer', minimum: 1, maximum: defaults.max, default: defaults.default },
+  },
+];
+
+/** Every route of the API. */
+export const ROUTES: readonly Route[] = [
+  {
+    method: 'GET',
+    path: '/healthz',
+    operationId: 'getHealth',
+    auth: false,
+    summary: 'Liveness check (no key needed)',
+    success: {
+      status: 200,
+      description: 'The server is up.',
+      content: { 'application/json': { type: 'object', properties: { status: { const: 'ok' } } } },
+    },
+    errors: ['service_unavailable'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/openapi.json',
+    operationId: 'getOpenApi',
+    auth: true,
+    summary: 'This OpenAPI document',
+    success: { status: 200, description: 'The OpenAPI 3.1 document.', content: { 'application/json': {} } },
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/verify',
+    operationId: 'verifyEmail',
+    auth: true,
+    summary: 'Verify one address in real time',
+    parameters: [
+      {
+        name: 'email',
+        in: 'query',
+        required: true,
+        description: 'Address to verify.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'timeout',
+        in: 'query',
+        description: 'Most seconds to spend on the whole verification (DNS and SMTP).',
+        schema: {
+          type: 'number',
+          minimum: VERIFY_TIMEOUT.min,
+          maximum: VERIFY_TIMEOUT.max,
+          default: VERIFY_TIMEOUT.default,
+        },
+      },
+    ],
+    success: {
+      status: 200,
+      description: 'The verification result.',
+      content: { 'application/json': ref('VerificationResult') },
+    },
+    errors: ['invalid_request'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/bulk',
+    operationId: 'createJob',
+    auth: true,
+    summary: 'Create a bulk job',
+    description: 'With `auto_start` (the default) work begins at once; more addresses may still be added.',
+    requestBody: 'CreateJob',
+    success: {
+      status: 201,
+      description: 'The job (status queued).',
+      content: { 'application/json': ref('Job') },
+    },
+    errors: ['invalid_request', 'payload_too_large', 'unsupported_media_type', 'limit_exceeded'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/bulk',
+    operationId: 'listJobs',
+    auth: true,
+    summary: "List the caller's jobs, oldest first",
+    parameters: page(JOBS_PAGE, 'jobs'),
+    success: { status: 200, description: 'A page of jobs.', content: { 'application/json': ref('JobList') } },
+    errors: ['invalid_request'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/bulk/{id}',
+    operationId: 'getJob',
+    auth: true,
+    summary: 'Poll a job',
+    parameters: [JOB_ID],
+    success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
+    errors: ['not_found'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/bulk/{id}',
+    operationId: 'deleteJob',
+    auth: true,
+    summary: 'Delete a job (stops its work, drops its results)',
+    parameters: [JOB_ID],
+    success: { status: 204, description: 'Deleted.' },
+    errors: ['not_found'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/bulk/{id}/emails',
+    operationId: 'addEmails',
+    auth: true,
+    summary: 'Add addresses to a job',
+    description: 'Accepted while the job is queued or processing; `total` grows.',
+    parameters: [JOB_ID],
+    requestBody: 'AddEmails',
+    success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
+    errors: [
+      'invalid_request',
+      'not_found',
+      'conflict',
+      'payload_too_large',
+      'unsupported_media_type',
+      'limit_exceeded',
+    ],
+  },
+  {
+    method: 'POST',
+    path: '/v1/bulk/{id}/start',
+    operationId: 'startJob',
+    auth: true,
+    summary: 'Start a job created with auto_start false',
+    parameters: [JOB_ID],
+    success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
+    errors: ['not_found', 'conflict'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/bulk/{id}/results',
+    operationId: 'getJobResults',
+    auth: true,
+    summary: 'Download results, in input order',
+    description:
+      'JSON pages (`offset`/`limit`), or the whole list as CSV or NDJSON (streamed), chosen by `format` or ' +
+      'the Accept header. Before the job is complete: 409 `job_not_complete` with the job, unless ' +
+      '`partial=true`, which returns the results finished so far.',
+    parameters: [
+      JOB_ID,
+      {
+        name: 'format',
+        in: 'query',
+        description: 'Wins over Accept. Default: by Accept, else json.',
+        schema: { type: 'string', enum: Object.keys(RESULT_FORMATS) },
+      },
+      {
+        name: 'partial',
+        in: 'query',
+        description: 'Return the results finished so far instead of 409 before completion.',
+        schema: { type: 'boolean', default: false },
+      },
+      {
+        name: 'offset',
+        in: 'query',
+        description: 'Input position to start at.',
+        schema: { type: 'integer', minimum: 0, default: 0 },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        description:
+          `Most positions to return. JSON: default ${RESULTS_PAGE.default}, at most ${RESULTS_PAGE.max}. ` +
+          'CSV and NDJSON: everything from offset unless given, no maximum.',
+        schema: { type: 'integer', minimum: 1 },
+      },
+    ],
+    success: {
+      status: 200,
+      description: 'The results.',
+      content: {
+        'application/json': ref('ResultsPage'),
+        [RESULT_FORMATS.csv]: { type: 'string', description: 'Header row, then one row per address.' },
+        [RESULT_FORMATS.ndjson]: { type: 'string', description: 'One VerificationResult JSON per line.' },
+      },
+    },
+    errors: ['invalid_request', 'not_found', 'job_not_complete'],
+  },
+];

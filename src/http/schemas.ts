@@ -1,0 +1,199 @@
+/**
+ * JSON Schemas (2020-12, as OpenAPI 3.1 uses) of the API's bodies, built from the same constants the code
+ * uses (statuses, error codes, limits), so the document cannot drift from them.
+ * @module
+ */
+import { JOB_STATUSES } from '../bulk/types.js';
+import { STATUSES, SUB_STATUSES } from '../result.js';
+import { HTTP_ERROR_CODES } from './errors.js';
+
+/** A JSON Schema object. */
+export type Schema = Readonly<Record<string, unknown>>;
+
+const nullable = (type: string, extra: Schema = {}): Schema => ({ type: [type, 'null'], ...extra });
+
+/** `VerificationResult` (src/result.ts). */
+export const VERIFICATION_RESULT: Schema = {
+  type: 'object',
+  description: 'The result of verifying one address.',
+  required: [
+    'email',
+    'normalized',
+    'user',
+    'domain',
+    'status',
+    'sub_status',
+    'score',
+    'disposable',
+    'role',
+    'free',
+    'accept_all',
+    'did_you_mean',
+    'mx_record',
+    'smtp_provider',
+  ],
+  properties: {
+    email: { type: 'string', description: 'The input as given, trimmed.' },
+    normalized: nullable('string', {
+      description: 'Canonical `local@ascii-domain`; null when the syntax is invalid.',
+    }),
+    user: nullable('string', { description: 'The local part.' }),
+    domain: nullable('string', { description: 'The domain, ASCII (punycode), lower case.' }),
+    status: { type: 'string', enum: [...STATUSES], description: 'Headline verdict.' },
+    sub_status: {
+      type: ['string', 'null'],
+      enum: [...SUB_STATUSES, null],
+      description: 'Specific reason for the verdict (docs/taxonomy.md).',
+    },
+    score: { type: 'integer', minimum: 0, maximum: 100, description: 'Quality score (docs/scoring.md).' },
+    disposable: { type: 'boolean' },
+    role: { type: 'boolean' },
+    free: { type: 'boolean' },
+    accept_all: { type: 'boolean' },
+    did_you_mean: nullable('string', { description: 'Suggested correction of a likely typo.' }),
+    mx_record: nullable('string', { description: 'The mail exchanger used.' }),
+    smtp_provider: nullable('string', { description: 'Mail provider recognised from the MX hosts.' }),
+    smtp_transcript: { type: 'array', items: { type: 'string' }, description: 'Only with the trace option.' },
+  },
+};
+
+const timestamp = (what: string): Schema =>
+  nullable('string', { format: 'date-time', description: `${what} (ISO 8601, UTC), or null until then.` });
+
+/** A bulk job (`Job` of src/bulk/types.ts). */
+export const JOB: Schema = {
+  type: 'object',
+  description: 'A bulk verification job.',
+  required: [
+    'id',
+    'name',
+    'status',
+    'total',
+    'completed',
+    'progress',
+    'created_at',
+    'started_at',
+    'completed_at',
+    'counts',
+    'error',
+  ],
+  properties: {
+    id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'Unguessable job id.' },
+    name: nullable('string', { description: 'Name given at creation.' }),
+    status: {
+      type: 'string',
+      enum: [...JOB_STATUSES],
+      description: 'queued → processing → complete; queued or processing → failed.',
+    },
+    total: { type: 'integer', minimum: 0, description: 'Addresses in the job, duplicates included.' },
+    completed: {
+      type: 'integer',
+      minimum: 0,
+      description: 'Addresses with a final result; never decreases.',
+    },
+    progress: {
+      type: 'number',
+      minimum: 0,
+      maximum: 1,
+      description: '`completed / total`; 0 when total is 0.',
+    },
+    created_at: { type: 'string', format: 'date-time' },
+    started_at: timestamp('When processing began'),
+    completed_at: timestamp('When the job became complete or failed'),
+    counts: {
+      type: 'object',
+      description: 'Final results per status.',
+      required: [...STATUSES],
+      properties: Object.fromEntries(STATUSES.map((status) => [status, { type: 'integer', minimum: 0 }])),
+    },
+    error: {
+      type: ['object', 'null'],
+      description: 'Why the job failed; null unless status is failed.',
+      required: ['code', 'message'],
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+    },
+  },
+};
+
+/** The body of every error response. */
+export const ERROR: Schema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', enum: [...HTTP_ERROR_CODES] },
+        message: { type: 'string', description: 'For humans; may change. Never carries internal details.' },
+      },
+    },
+    job: {
+      $ref: '#/components/schemas/Job',
+      description: 'With `job_not_complete`: the job and its progress.',
+    },
+  },
+};
+
+/** Body of `POST /v1/bulk`. */
+export const CREATE_JOB: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', description: 'A label (short, no control characters; see docs/bulk.md).' },
+    emails: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Addresses to verify; more may be added with POST /v1/bulk/{id}/emails.',
+    },
+    auto_start: {
+      type: 'boolean',
+      default: true,
+      description: 'Start at once. With false the job waits in `queued` until `POST /v1/bulk/{id}/start`.',
+    },
+  },
+};
+
+/** Body of `POST /v1/bulk/{id}/emails`. */
+export const ADD_EMAILS: Schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['emails'],
+  properties: { emails: { type: 'array', items: { type: 'string' } } },
+};
+
+/** A page of jobs. */
+export const JOB_LIST: Schema = {
+  type: 'object',
+  required: ['jobs', 'offset', 'limit', 'total'],
+  properties: {
+    jobs: { type: 'array', items: { $ref: '#/components/schemas/Job' } },
+    offset: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 1 },
+    total: { type: 'integer', minimum: 0, description: "Number of the caller's jobs." },
+  },
+};
+
+/** A page of results (JSON format). */
+export const RESULTS_PAGE_SCHEMA: Schema = {
+  type: 'object',
+  required: ['job', 'offset', 'limit', 'results'],
+  properties: {
+    job: { $ref: '#/components/schemas/Job' },
+    offset: { type: 'integer', minimum: 0 },
+    limit: { type: 'integer', minimum: 1 },
+    next_offset: { type: ['integer', 'null'], description: 'Offset of the next page; null on the last one.' },
+    results: { type: 'array', items: { $ref: '#/components/schemas/VerificationResult' } },
+  },
+};
+
+/** Every named schema, as `components.schemas` of the OpenAPI document. */
+export const SCHEMAS: Readonly<Record<string, Schema>> = {
+  VerificationResult: VERIFICATION_RESULT,
+  Job: JOB,
+  JobList: JOB_LIST,
+  ResultsPage: RESULTS_PAGE_SCHEMA,
+  CreateJob: CREATE_JOB,
+  AddEmails: ADD_EMAILS,
+  Error: ERROR,
+};

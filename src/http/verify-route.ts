@@ -1,0 +1,33 @@
+/**
+ * `GET /v1/verify`, `GET /v1/openapi.json` and `GET /healthz`.
+ * @module
+ */
+import type { Operation } from './context.js';
+import { HttpError } from './errors.js';
+import { VERIFY_TIMEOUT } from './limits.js';
+import { numberParam, queryParam } from './params.js';
+
+/**
+ * Verifies `?email=` with a budget of `?timeout=` seconds (default {@link VERIFY_TIMEOUT}), passed to the
+ * verifier as the override `timeoutMs` unless it equals the verifier's own default (known for the verifier the
+ * handler made), where the override would change nothing and only cost a per-call merge of the options.
+ * No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
+ * every request more than a client that went away costs the server.
+ */
+export const verifyEmail: Operation = async ({ url, services, json }) => {
+  const email = queryParam(url, 'email');
+  if (email === null || email.trim() === '') throw new HttpError('invalid_request', 'email is required');
+  const timeout = numberParam(url, 'timeout', VERIFY_TIMEOUT.default, VERIFY_TIMEOUT.min, VERIFY_TIMEOUT.max);
+  const timeoutMs = Math.round(timeout * 1000);
+  const result =
+    timeoutMs === services.verifierTimeoutMs
+      ? await services.verifier.verify(email)
+      : await services.verifier.verify(email, { timeoutMs });
+  return json(200, result);
+};
+
+/** Serves the OpenAPI document. */
+export const getOpenApi: Operation = async ({ services, json }) => json(200, services.openapi);
+
+/** Liveness: 200 while the handler is open (a closed handler answers 503 before this runs). */
+export const getHealth: Operation = async ({ json }) => json(200, { status: 'ok' });

@@ -1,0 +1,126 @@
+/**
+ * mailvet: an embeddable email-verification engine.
+ *
+ * `verify(email, options)` and `createVerifier(options)` run composable checks (syntax, typo, lists, MX, SMTP
+ * probe with catch-all detection). Network access goes only through a {@link Resolver} (DNS) and a
+ * {@link Transport} (TCP). `BulkJobManager` runs asynchronous bulk jobs in process; `mailvet/http` exposes the
+ * `/v1` API and `mailvet/testing` holds fakes and contract suites.
+ * @module mailvet
+ */
+
+// Verification
+export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';
+export { parseAddress, SYNTAX_FAILURES, type SyntaxFailure } from './checks/syntax.js';
+export type {
+  AddressParts,
+  BuiltinCheckName,
+  Check,
+  CheckOutcome,
+  CheckState,
+  MailHost,
+} from './checks/types.js';
+// Lists and typo suggestion
+export { type DomainMatcher, disposableDomains, isDisposableDomain } from './data/disposable.js';
+export { freeDomains, isFreeDomain } from './data/free.js';
+export type { Lookup } from './data/lookup.js';
+export { isRoleLocalPart, normalizeRoleLocalPart, roleNames } from './data/role.js';
+export { LIST_SOURCES } from './data/sources.js';
+export type { ListMeta, ListSource } from './data/types.js';
+// DNS seam and the SSRF guard
+export {
+  type CachedResolver,
+  type CachedResolverOptions,
+  type CachedResolverStats,
+  cachedResolver,
+} from './dns/cached.js';
+export {
+  type AddressGuard,
+  BLOCKED_IPV4,
+  BLOCKED_IPV6,
+  type CidrRange,
+  createAddressGuard,
+  type GuardDecision,
+  type GuardReason,
+  type IpAddress,
+  isRoutable,
+  parseCidr,
+  parseCidrList,
+  parseIp,
+} from './dns/guard.js';
+export { type NodeResolver, type NodeResolverOptions, nodeResolver } from './dns/node.js';
+export type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './dns/types.js';
+// Errors
+export {
+  DnsError,
+  type DnsFailure,
+  ERROR_CODES,
+  type ErrorCode,
+  isMailvetError,
+  isSmtpError,
+  MailvetError,
+  OptionsError,
+  SmtpError,
+  type SmtpEvidence,
+  type SmtpFailure,
+} from './errors.js';
+export {
+  DEFAULTS,
+  type ListOptions,
+  type ListPatch,
+  type ResolvedOptions,
+  resolveOptions,
+  type TlsPolicy,
+  type VerifyOptions,
+} from './options.js';
+export {
+  type CatchAllProbe,
+  isStatus,
+  isSubStatus,
+  STATUSES,
+  type Status,
+  SUB_STATUS_OF,
+  SUB_STATUSES,
+  type SubStatus,
+  type Verdict,
+  type VerificationResult,
+  verdictOf,
+} from './result.js';
+export type { VerifierRuntime } from './runtime.js';
+export { PENALTIES, STATUS_FLOOR, STATUS_POINTS, SUB_STATUS_POINTS, scoreOf } from './score.js';
+// Transport seam and the SMTP protocol
+export {
+  CLASSIFICATION_RULES,
+  classifyError,
+  classifyReply,
+  explainReply,
+  type SmtpOutcome,
+} from './smtp/classify.js';
+export { defaultHeloHost } from './smtp/host.js';
+export { type SocketChannelOptions, socketChannel } from './smtp/line-channel.js';
+export { providerOf, providerOfHost } from './smtp/provider.js';
+export { parseReply } from './smtp/reply.js';
+export { openSmtpSession, type SessionOptions } from './smtp/session.js';
+export { parseProxyUrl, type SocksTransportOptions, socksTransport } from './smtp/socks.js';
+export { type TcpTransportOptions, tcpTransport } from './smtp/tcp.js';
+export type {
+  CommandOptions,
+  ConnectOptions,
+  ConnectTarget,
+  LineChannel,
+  MailFromOptions,
+  ServerCapabilities,
+  SmtpReply,
+  SmtpSession,
+  SmtpStage,
+  TranscriptHook,
+  Transport,
+} from './smtp/types.js';
+export { osaDistance } from './typo/distance.js';
+export {
+  createDomainSuggester,
+  type DomainSuggester,
+  defaultSuggester,
+  type SuggestLists,
+  suggestDomain,
+} from './typo/suggest.js';
+export { createVerifier, type Verifier, verify } from './verifier.js';

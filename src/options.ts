@@ -1,0 +1,356 @@
+/**
+ * Options of `verify` and `createVerifier`, their defaults, and their one-time validation.
+ * @module
+ */
+import type { Check } from './checks/types.js';
+import { parseCidrList } from './dns/guard.js';
+import type { Resolver } from './dns/types.js';
+import { OptionsError } from './errors.js';
+import type { Transport } from './smtp/types.js';
+
+/**
+ * Changes to a built-in list: an array replaces the list, an object adds to and removes from it.
+ * Entries are domains (disposable, free) or local parts (role); matching ignores case.
+ */
+export type ListPatch =
+  | readonly string[]
+  | { readonly add?: readonly string[]; readonly remove?: readonly string[] };
+
+/** Overrides of the built-in data lists. */
+export interface ListOptions {
+  /** Disposable (throwaway) domains. Subdomains of a listed domain match too. */
+  readonly disposable?: ListPatch;
+  /** Free consumer mail providers. */
+  readonly free?: ListPatch;
+  /** Role local parts (info, sales, ...). */
+  readonly role?: ListPatch;
+}
+
+/** STARTTLS policy of the SMTP probe. */
+export type TlsPolicy = 'never' | 'opportunistic' | 'required';
+
+/** Options of a verification. Every field is optional; defaults are in {@link DEFAULTS}. */
+export interface VerifyOptions {
+  /** Look up MX records. With `false` no network check runs. @default true */
+  readonly dns?: boolean;
+  /** Probe the mail server with `RCPT TO`. @default true */
+  readonly smtp?: boolean;
+  /** Accept internationalized (RFC 6531) local parts. @default true */
+  readonly allowSmtpUtf8?: boolean;
+  /** Accept quoted local parts (`"john doe"@example.com`). @default false */
+  readonly allowQuotedLocal?: boolean;
+  /** Accept domain literals (`user@[192.0.2.1]`). @default false */
+  readonly allowDomainLiteral?: boolean;
+  /** Special-use TLDs (or names such as `localhost`) to accept, e.g. `['test']`. @default [] */
+  readonly allowTlds?: readonly string[];
+  /** Addresses or domains that are `do_not_mail`/`blocklisted`. A domain entry also matches its subdomains. @default [] */
+  readonly blocklist?: readonly string[];
+  /** Addresses or domains never given a `do_not_mail` verdict (they are still checked). @default [] */
+  readonly allowlist?: readonly string[];
+  /** Give role addresses the verdict `do_not_mail`/`role_based`. @default false */
+  readonly roleIsDoNotMail?: boolean;
+  /** Extra popular domains that typo suggestions may point to. @default [] */
+  readonly suggestDomains?: readonly string[];
+  /** Changes to the built-in disposable, free and role lists. @default {} */
+  readonly lists?: ListOptions;
+  /** The checks to run, in order. @default DEFAULT_CHECKS */
+  readonly checks?: readonly Check[];
+  /** Names of checks to skip (e.g. `['typo']`). @default [] */
+  readonly disableChecks?: readonly string[];
+
+  /** DNS seam. @default cachedResolver(nodeResolver()) */
+  readonly resolver?: Resolver;
+  /** TCP seam. @default tcpTransport() */
+  readonly transport?: Transport;
+  /** Host name sent in EHLO/HELO. @default the machine's host name */
+  readonly heloHost?: string;
+  /** Envelope sender for `MAIL FROM`. @default `verify@<heloHost>` */
+  readonly mailFrom?: string;
+  /** SMTP port. @default 25 */
+  readonly smtpPort?: number;
+  /** Budget of one whole verification, in milliseconds. @default 10000 */
+  readonly timeoutMs?: number;
+  /** Budget of one TCP connect, in milliseconds. @default 5000 */
+  readonly connectTimeoutMs?: number;
+  /** STARTTLS policy. @default 'never' */
+  readonly tls?: TlsPolicy;
+  /** CIDR ranges that the SSRF guard lets through although not globally routable. @default [] */
+  readonly allowAddresses?: readonly string[];
+  /** Probe a random local part to detect catch-all domains. @default true */
+  readonly catchAll?: boolean;
+  /** How long a domain's catch-all answer is cached, in milliseconds. @default 3600000 */
+  readonly catchAllTtlMs?: number;
+  /** Record the SMTP dialogue in `smtp_transcript`. @default false */
+  readonly trace?: boolean;
+  /** Most MX hosts tried per domain. @default 3 */
+  readonly maxMxHosts?: number;
+  /** Most simultaneous SMTP sessions to one MX host. @default 2 */
+  readonly perMxConcurrency?: number;
+  /** Most simultaneous SMTP sessions in all. @default 64 */
+  readonly concurrency?: number;
+  /** Most `RCPT TO` commands in one SMTP session before it is closed and a new one opened. @default 20 */
+  readonly maxRcptPerSession?: number;
+  /** How long an idle SMTP session is kept for reuse, in milliseconds. @default 5000 */
+  readonly idleSessionMs?: number;
+  /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options after validation and defaulting. */
+export interface ResolvedOptions {
+  readonly dns: boolean;
+  readonly smtp: boolean;
+  readonly allowSmtpUtf8: boolean;
+  readonly allowQuotedLocal: boolean;
+  readonly allowDomainLiteral: boolean;
+  readonly allowTlds: ReadonlySet<string>;
+  readonly blocklist: ReadonlySet<string>;
+  readonly allowlist: ReadonlySet<string>;
+  readonly roleIsDoNotMail: boolean;
+  readonly suggestDomains: readonly string[];
+  readonly lists: ListOptions;
+  readonly checks: readonly Check[] | undefined;
+  readonly disableChecks: ReadonlySet<string>;
+  readonly resolver: Resolver | undefined;
+  readonly transport: Transport | undefined;
+  readonly heloHost: string | undefined;
+  readonly mailFrom: string | undefined;
+  readonly smtpPort: number;
+  readonly timeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly tls: TlsPolicy;
+  readonly allowAddresses: readonly string[];
+  readonly catchAll: boolean;
+  readonly catchAllTtlMs: number;
+  readonly trace: boolean;
+  readonly maxMxHosts: number;
+  readonly perMxConcurrency: number;
+  readonly concurrency: number;
+  readonly maxRcptPerSession: number;
+  readonly idleSessionMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** The documented defaults. */
+export const DEFAULTS = Object.freeze({
+  dns: true,
+  smtp: true,
+  allowSmtpUtf8: true,
+  allowQuotedLocal: false,
+  allowDomainLiteral: false,
+  roleIsDoNotMail: false,
+  smtpPort: 25,
+  timeoutMs: 10_000,
+  connectTimeoutMs: 5_000,
+  tls: 'never' as TlsPolicy,
+  catchAll: true,
+  catchAllTtlMs: 3_600_000,
+  trace: false,
+  maxMxHosts: 3,
+  perMxConcurrency: 2,
+  concurrency: 64,
+  maxRcptPerSession: 20,
+  idleSessionMs: 5_000,
+});
+
+const KNOWN_KEYS = new Set([
+  'dns',
+  'smtp',
+  'allowSmtpUtf8',
+  'allowQuotedLocal',
+  'allowDomainLiteral',
+  'allowTlds',
+  'blocklist',
+  'allowlist',
+  'roleIsDoNotMail',
+  'suggestDomains',
+  'lists',
+  'checks',
+  'disableChecks',
+  'resolver',
+  'transport',
+  'heloHost',
+  'mailFrom',
+  'smtpPort',
+  'timeoutMs',
+  'connectTimeoutMs',
+  'tls',
+  'allowAddresses',
+  'catchAll',
+  'catchAllTtlMs',
+  'trace',
+  'maxMxHosts',
+  'perMxConcurrency',
+  'concurrency',
+  'maxRcptPerSession',
+  'idleSessionMs',
+  'signal',
+]);
+
+const MAX_LIST_ENTRIES = 1_000_000;
+const MAX_ENTRY_LENGTH = 320;
+
+function bool(options: VerifyOptions, key: keyof VerifyOptions & keyof typeof DEFAULTS): boolean {
+  const value = options[key];
+  if (value === undefined) return DEFAULTS[key] as boolean;
+  if (typeof value !== 'boolean') throw new OptionsError(key, 'must be a boolean');
+  return value;
+}
+
+function int(
+  options: VerifyOptions,
+  key: keyof VerifyOptions & keyof typeof DEFAULTS,
+  min: number,
+  max: number,
+): number {
+  const value = options[key];
+  if (value === undefined) return DEFAULTS[key] as number;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(key, `must be an integer ${min}-${max}`);
+  }
+  return value;
+}
+
+function strings(value: unknown, key: string): readonly string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new OptionsError(key, 'must be an array of strings');
+  if (value.length > MAX_LIST_ENTRIES)
+    throw new OptionsError(key, `must have at most ${MAX_LIST_ENTRIES} entries`);
+  for (const entry of value) {
+    if (typeof entry !== 'string' || entry.length === 0 || entry.length > MAX_ENTRY_LENGTH) {
+      throw new OptionsError(
+        key,
+        `entries must be non-empty strings of at most ${MAX_ENTRY_LENGTH} characters`,
+      );
+    }
+  }
+  return value as readonly string[];
+}
+
+/** Lower-cases and trims list entries; strips a leading `@` or `.` from domain entries. */
+function entrySet(value: unknown, key: string): ReadonlySet<string> {
+  return new Set(strings(value, key).map((entry) => entry.trim().toLowerCase().replace(/^[@.]/, '')));
+}
+
+function optionalString(options: VerifyOptions, key: 'heloHost' | 'mailFrom'): string | undefined {
+  const value = options[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0 || value.length > 255 || /[\s\0]/.test(value)) {
+    throw new OptionsError(key, 'must be a non-empty string of at most 255 characters without white space');
+  }
+  return value;
+}
+
+function listPatch(value: unknown, key: string): void {
+  if (value === undefined || Array.isArray(value)) {
+    strings(value, key);
+    return;
+  }
+  if (typeof value !== 'object' || value === null)
+    throw new OptionsError(key, 'must be an array or { add, remove }');
+  const patch = value as Record<string, unknown>;
+  for (const field of Object.keys(patch)) {
+    if (field !== 'add' && field !== 'remove')
+      throw new OptionsError(`${key}.${field}`, 'is not a known option');
+  }
+  strings(patch.add, `${key}.add`);
+  strings(patch.remove, `${key}.remove`);
+}
+
+function lists(value: unknown): ListOptions {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new OptionsError('lists', 'must be an object');
+  }
+  for (const [field, patch] of Object.entries(value)) {
+    if (field !== 'disposable' && field !== 'free' && field !== 'role') {
+      throw new OptionsError(`lists.${field}`, 'is not a known option');
+    }
+    listPatch(patch, `lists.${field}`);
+  }
+  return value as ListOptions;
+}
+
+function checks(value: unknown): readonly Check[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw new OptionsError('checks', 'must be an array of checks');
+  for (const check of value) {
+    if (
+      typeof check !== 'object' ||
+      check === null ||
+      typeof check.name !== 'string' ||
+      typeof check.run !== 'function'
+    ) {
+      throw new OptionsError('checks', 'entries must be objects with a string `name` and a `run` function');
+    }
+  }
+  return value as readonly Check[];
+}
+
+function seam<T>(value: unknown, key: string, methods: readonly string[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null)
+    throw new OptionsError(key, `must be an object with ${methods.join(', ')}`);
+  for (const method of methods) {
+    if (typeof (value as Record<string, unknown>)[method] !== 'function') {
+      throw new OptionsError(key, `must have a ${method}() method`);
+    }
+  }
+  return value as T;
+}
+
+/**
+ * Validates options once and fills in defaults. Throws an {@link OptionsError} naming the first bad option.
+ * Unknown keys are errors too, so that a misspelt option never goes unnoticed.
+ */
+export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new OptionsError('options', 'must be an object');
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN_KEYS.has(key)) throw new OptionsError(key, 'is not a known option');
+  }
+  const tls = options.tls ?? DEFAULTS.tls;
+  if (tls !== 'never' && tls !== 'opportunistic' && tls !== 'required') {
+    throw new OptionsError('tls', "must be 'never', 'opportunistic' or 'required'");
+  }
+  const signal = options.signal;
+  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && 'aborted' in signal)) {
+    throw new OptionsError('signal', 'must be an AbortSignal');
+  }
+  return {
+    dns: bool(options, 'dns'),
+    smtp: bool(options, 'smtp'),
+    allowSmtpUtf8: bool(options, 'allowSmtpUtf8'),
+    allowQuotedLocal: bool(options, 'allowQuotedLocal'),
+    allowDomainLiteral: bool(options, 'allowDomainLiteral'),
+    allowTlds: entrySet(options.allowTlds, 'allowTlds'),
+    blocklist: entrySet(options.blocklist, 'blocklist'),
+    allowlist: entrySet(options.allowlist, 'allowlist'),
+    roleIsDoNotMail: bool(options, 'roleIsDoNotMail'),
+    suggestDomains: [...entrySet(options.suggestDomains, 'suggestDomains')],
+    lists: lists(options.lists),
+    checks: checks(options.checks),
+    disableChecks: new Set(strings(options.disableChecks, 'disableChecks')),
+    resolver: seam<Resolver>(options.resolver, 'resolver', ['mx', 'addresses']),
+    transport: seam<Transport>(options.transport, 'transport', ['connect']),
+    heloHost: optionalString(options, 'heloHost'),
+    mailFrom: optionalString(options, 'mailFrom'),
+    smtpPort: int(options, 'smtpPort', 1, 65_535),
+    timeoutMs: int(options, 'timeoutMs', 1, 600_000),
+    connectTimeoutMs: int(options, 'connectTimeoutMs', 1, 600_000),
+    tls,
+    allowAddresses: parseCidrList(strings(options.allowAddresses, 'allowAddresses')).map(
+      (range) => range.text,
+    ),
+    catchAll: bool(options, 'catchAll'),
+    catchAllTtlMs: int(options, 'catchAllTtlMs', 0, 30 * 86_400_000),
+    trace: bool(options, 'trace'),
+    maxMxHosts: int(options, 'maxMxHosts', 1, 10),
+    perMxConcurrency: int(options, 'perMxConcurrency', 1, 100),
+    concurrency: int(options, 'concurrency', 1, 10_000),
+    maxRcptPerSession: int(options, 'maxRcptPerSession', 1, 1_000),
+    idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
+    signal,
+  };
+}

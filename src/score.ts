@@ -1,0 +1,47 @@
+/**
+ * The published score rubric (docs/scoring.md). Deterministic: the same result always scores the same.
+ * @module
+ */
+import type { Status, SubStatus, VerificationResult } from './result.js';
+
+/** Base points per status. */
+export const STATUS_POINTS: Readonly<Record<Status, number>> = Object.freeze({
+  valid: 100,
+  catch_all: 60,
+  unknown: 40,
+  do_not_mail: 10,
+  invalid: 0,
+});
+
+/** Sub-statuses whose base differs from their status's. */
+export const SUB_STATUS_POINTS: Readonly<Partial<Record<SubStatus, number>>> = Object.freeze({
+  smtp_not_checked: 45,
+  greylisted: 45,
+  role_based: 15,
+});
+
+/** Points taken off for each flag; never below the floor of the status. */
+export const PENALTIES = Object.freeze({ role: 15, free: 5, did_you_mean: 25 });
+
+/** Lowest score each status can fall to through penalties, so that the status order is kept. */
+export const STATUS_FLOOR: Readonly<Record<Status, number>> = Object.freeze({
+  valid: 61,
+  catch_all: 41,
+  unknown: 11,
+  do_not_mail: 1,
+  invalid: 0,
+});
+
+/** Scores a result by the rubric: base points for the status, minus the penalties, clamped to the floor. */
+export function scoreOf(
+  result: Pick<VerificationResult, 'status' | 'sub_status' | 'role' | 'free' | 'did_you_mean'>,
+): number {
+  if (result.status === 'invalid') return 0;
+  let points =
+    (result.sub_status !== null ? SUB_STATUS_POINTS[result.sub_status] : undefined) ??
+    STATUS_POINTS[result.status];
+  if (result.role) points -= PENALTIES.role;
+  if (result.free) points -= PENALTIES.free;
+  if (result.did_you_mean !== null) points -= PENALTIES.did_you_mean;
+  return Math.max(STATUS_FLOOR[result.status], Math.min(100, points));
+}

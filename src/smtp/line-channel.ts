@@ -1,0 +1,196 @@
+/**
+ * A {@link LineChannel} over a connected node socket, with STARTTLS through `node:tls`.
+ *
+ * Memory stays bounded whatever the peer sends: a line longer than `maxLineLength` fails the channel as soon as
+ * the limit is passed, and the socket is paused while unread lines pile up.
+ *
+ * TLS certificates are not verified by default (`verifyTls: false`): the probe sends no secret and no message,
+ * only an envelope, and mail servers commonly present self-signed or mismatched certificates; refusing them
+ * would turn many verifications into `unknown` for no gain in privacy. Set `verifyTls: true` to require a
+ * certificate valid for the MX host name.
+ * @module
+ */
+import type { Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { isSmtpError, SmtpError } from '../errors.js';
+import { createLineSplitter } from './line-splitter.js';
+import type { LineChannel } from './types.js';
+
+/** Options of {@link socketChannel}. */
+export interface SocketChannelOptions {
+  /** Longest line accepted from the peer, in bytes (CRLF not counted). */
+  readonly maxLineLength: number;
+  /** Closes the channel when aborted; pending and later reads reject with kind `aborted`. */
+  readonly signal?: AbortSignal;
+  /** Verify the server's certificate on STARTTLS (against the `servername`). @default false */
+  readonly verifyTls?: boolean;
+  /** Unread lines held before the socket is paused. @default 64 */
+  readonly maxQueuedLines?: number;
+}
+
+const LINE_BREAKS = /[\r\n\0]/;
+
+/**
+ * Wraps a connected socket in a {@link LineChannel}. The channel owns the socket from then on.
+ * @example
+ * const channel = socketChannel(socket, { maxLineLength: 2048 });
+ * const greeting = await channel.readLine(5000);
+ */
+export function socketChannel(initial: Socket, options: SocketChannelOptions): LineChannel {
+  const maxQueuedLines = options.maxQueuedLines ?? 64;
+  let socket: Socket = initial;
+  let splitter = createLineSplitter(options.maxLineLength);
+  const queue: string[] = [];
+  let failure: SmtpError | null = null;
+  let closed = false;
+  let waiter: { resolve: (line: string) => void; reject: (error: SmtpError) => void } | null = null;
+
+  const fail = (error: SmtpError) => {
+    failure ??= error;
+    closed = true;
+    socket.destroy();
+    options.signal?.removeEventListener('abort', onAbort);
+    const pending = waiter;
+    waiter = null;
+    if (pending && queue.length === 0) pending.reject(failure);
+  };
+
+  function onAbort() {
+    fail(new SmtpError('aborted', 'the SMTP connection was aborted'));
+  }
+
+  const onData = (chunk: Buffer) => {
+    if (closed) return;
+    let lines: string[];
+    try {
+      lines = splitter.push(chunk);
+    } catch (error) {
+      fail(isSmtpError(error) ? error : new SmtpError('protocol', 'unreadable data', { cause: error }));
+      return;
+    }
+    queue.push(...lines);
+    if (waiter && queue.length > 0) {
+      const pending = waiter;
+      waiter = null;
+      pending.resolve(queue.shift()!);
+    }
+    if (queue.length >= maxQueuedLines) socket.pause();
+  };
+  const onClose = () => fail(new SmtpError('disconnect', 'the server closed the connection'));
+  const onError = (error: Error) =>
+    fail(new SmtpError('disconnect', `connection error: ${error.message}`, { cause: error }));
+
+  const attach = (target: Socket) => {
+    target.on('data', onData);
+    target.on('close', onClose);
+    target.on('error', onError);
+  };
+  const detach = (target: Socket) => {
+    target.off('data', onData);
+    target.off('close', onClose);
+    target.off('error', onError);
+  };
+
+  attach(socket);
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  return {
+    get closed() {
+      return closed;
+    },
+    readLine(timeoutMs) {
+      const line = queue.shift();
+      if (line !== undefined) {
+        if (queue.length < maxQueuedLines && !closed) socket.resume();
+        return Promise.resolve(line);
+      }
+      if (failure) return Promise.reject(failure);
+      if (waiter)
+        return Promise.reject(new SmtpError('protocol', 'readLine called while another read is pending'));
+      socket.resume();
+      return new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiter = null;
+          reject(new SmtpError('timeout', `no complete line within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiter = {
+          resolve: (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        };
+      });
+    },
+    writeLine(line) {
+      if (failure) return Promise.reject(failure);
+      if (LINE_BREAKS.test(line)) {
+        return Promise.reject(
+          new SmtpError('unsafe_argument', 'a command line contains CR, LF or NUL; nothing was sent'),
+        );
+      }
+      return new Promise<void>((resolve, reject) => {
+        socket.write(`${line}\r\n`, (error) => {
+          if (error)
+            reject(
+              failure ?? new SmtpError('disconnect', `write failed: ${error.message}`, { cause: error }),
+            );
+          else resolve();
+        });
+      });
+    },
+    startTls({ servername, timeoutMs }) {
+      if (failure) return Promise.reject(failure);
+      if (queue.length > 0 || splitter.pendingBytes > 0) {
+        const error = new SmtpError('protocol', 'the server sent data after its STARTTLS reply');
+        fail(error);
+        return Promise.reject(error);
+      }
+      const plain = socket;
+      detach(plain);
+      return new Promise<void>((resolve, reject) => {
+        const secure = tlsConnect({
+          socket: plain,
+          ...(servername === undefined ? {} : { servername }),
+          rejectUnauthorized: options.verifyTls === true,
+        });
+        socket = secure;
+        const done = (error?: SmtpError) => {
+          clearTimeout(timer);
+          secure.off('secureConnect', onSecure);
+          secure.off('error', onHandshakeError);
+          secure.off('close', onHandshakeClose);
+          if (error) {
+            fail(error);
+            reject(error);
+            return;
+          }
+          splitter = createLineSplitter(options.maxLineLength);
+          attach(secure);
+          resolve();
+        };
+        const onSecure = () => done();
+        const onHandshakeError = (error: Error) =>
+          done(new SmtpError('tls', `TLS handshake failed: ${error.message}`, { cause: error }));
+        const onHandshakeClose = () =>
+          done(failure ?? new SmtpError('tls', 'the connection closed during the TLS handshake'));
+        const timer = setTimeout(
+          () => done(new SmtpError('tls', `TLS handshake not done within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        secure.once('secureConnect', onSecure);
+        secure.once('error', onHandshakeError);
+        secure.once('close', onHandshakeClose);
+        if (options.signal?.aborted) done(new SmtpError('aborted', 'the SMTP connection was aborted'));
+      });
+    },
+    close() {
+      if (closed) return;
+      fail(new SmtpError('disconnect', 'the channel is closed'));
+    },
+  };
+}

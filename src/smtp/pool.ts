@@ -1,0 +1,621 @@
+/**
+ * The per-MX session pool: reuses open SMTP sessions for many addresses of one mail host, with a per-MX
+ * and a global concurrency limit, a cap on `RCPT TO` per session, reconnection on `421`, and idle close.
+ * It is what makes bulk verification fast without getting the prober's IP blocked.
+ *
+ * A session keeps its envelope open between addresses: `RCPT TO` replies of one transaction are
+ * independent (RFC 5321 §3.3), so the next address only costs one `RCPT TO`. `RSET` starts a new envelope
+ * when the sender or the SMTPUTF8 parameter changes, and after a `452 4.5.3` (too many recipients).
+ * @module
+ */
+import pLimit from 'p-limit';
+import { SmtpError } from '../errors.js';
+import type { TlsPolicy } from '../options.js';
+import type { CommandOptions, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
+
+/** A mail host address to reach. */
+export interface PoolTarget {
+  /** IP address, already past the SSRF guard. */
+  readonly host: string;
+  /** TCP port. */
+  readonly port: number;
+  /** The MX host name (TLS SNI, transcripts). */
+  readonly hostname: string;
+}
+
+/** What shapes a session; only sessions opened with equal settings (bar the connect timeout) are shared. */
+export interface SessionSettings {
+  /** Name sent in EHLO/HELO. */
+  readonly heloHost: string;
+  /** STARTTLS policy. */
+  readonly tls: TlsPolicy;
+  /** Budget of the TCP connect, in milliseconds. */
+  readonly connectTimeoutMs: number;
+}
+
+/** The verification that uses the pool for one request: its budget, abort signal and transcript. */
+export interface Lease {
+  /** Time (by the pool's clock) at which the verification's budget is spent. */
+  readonly deadline: number;
+  /** Aborts the request. */
+  readonly signal?: AbortSignal | undefined;
+  /** Receives the lines of this request's dialogue (commands and replies), when tracing. */
+  readonly trace?: TranscriptHook | undefined;
+}
+
+/** What the pool hands to a {@link SessionFactory}. */
+export interface OpenContext {
+  readonly settings: SessionSettings;
+  /** Deadline of the verification that opens the session. */
+  readonly deadline: number;
+  /** Aborted when the pool drops the connection: the factory must close the channel then. */
+  readonly signal: AbortSignal;
+  /** Transcript hook; the pool routes it to whichever request holds the session. */
+  readonly trace: TranscriptHook;
+}
+
+/** Opens a session (connect, greeting, EHLO, STARTTLS); rejects with an `SmtpError` when it cannot. */
+export type SessionFactory = (target: PoolTarget, context: OpenContext) => Promise<SmtpSession>;
+
+/** One `RCPT TO` probe. */
+export interface RcptRequest {
+  /** Envelope sender (`MAIL FROM`). */
+  readonly sender: string;
+  /** The address to probe. */
+  readonly recipient: string;
+  /** The recipient needs SMTPUTF8 (RFC 6531): only servers that advertise it are asked. */
+  readonly smtpUtf8: boolean;
+  readonly settings: SessionSettings;
+  /**
+   * Use a connection of its own, opened for this request and closed right after it (the catch-all probe,
+   * which must not share a session with real addresses). @default false
+   */
+  readonly dedicated?: boolean;
+}
+
+/** How a probe ended, when the server answered. */
+export type RcptOutcome =
+  | {
+      readonly kind: 'reply';
+      /** `mail` when `MAIL FROM` was refused (no `RCPT TO` was sent), else `rcpt`. */
+      readonly stage: 'mail' | 'rcpt';
+      readonly reply: SmtpReply;
+      /** The session was reused from an earlier request. */
+      readonly reused: boolean;
+    }
+  | {
+      /** The recipient needs SMTPUTF8 and the server does not advertise it: nothing was asked. */
+      readonly kind: 'no_smtputf8';
+      readonly reused: boolean;
+    };
+
+/** Counters, for tests and benchmarks. */
+export interface PoolStats {
+  /** Connections opened (attempts included). */
+  readonly opened: number;
+  /** Requests served by a session opened for an earlier request. */
+  readonly reused: number;
+  /** `RCPT TO` commands sent. */
+  readonly rcpts: number;
+  /** `RSET` commands sent. */
+  readonly resets: number;
+  /** Connections open now (opening, busy, idle or quitting). */
+  readonly open: number;
+  /** Most connections that were open to one `ip:port` at the same time. */
+  readonly peakPerMx: number;
+}
+
+/** The pool. */
+export interface SessionPool {
+  /**
+   * Probes one recipient at `target`: waits for a slot (per MX, then global), takes an idle session or opens
+   * one, and sends `MAIL FROM` (when no compatible envelope is open) and `RCPT TO`. Replies are values;
+   * failing to get one rejects with the session's `SmtpError` (a `421` is kind `rejected`), or kind `timeout`
+   * once the lease's budget is spent, `aborted` when its signal fires or the pool is closed. A reused session
+   * that fails is replaced by a fresh one once, so that a stale connection never decides a verdict.
+   */
+  rcpt(target: PoolTarget, request: RcptRequest, lease: Lease): Promise<RcptOutcome>;
+  /** Current counters. */
+  stats(): PoolStats;
+  /** Quits idle sessions, aborts busy ones and fails waiting requests; resolves once all are closed. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link createSessionPool}. */
+export interface SessionPoolOptions {
+  /** Opens sessions. */
+  readonly open: SessionFactory;
+  /** Most connections open to one `ip:port`, idle ones included. @default 2 */
+  readonly perMxConcurrency?: number;
+  /** Most requests at work at once, over all mail hosts; also bounds idle connections. @default 64 */
+  readonly concurrency?: number;
+  /** Most `RCPT TO` in one session; the session is then quit and a new one opened. @default 20 */
+  readonly maxRcptPerSession?: number;
+  /** How long an idle session is kept for reuse, in milliseconds; `0` disables reuse. @default 5000 */
+  readonly idleSessionMs?: number;
+  /** Clock in milliseconds, the one lease deadlines are measured by. @default Date.now */
+  readonly now?: () => number;
+}
+
+/** How long a `QUIT` may take before the connection is simply dropped, in milliseconds. */
+const QUIT_GRACE_MS = 2_000;
+
+interface Connection {
+  readonly key: string;
+  readonly target: PoolTarget;
+  readonly profile: string;
+  readonly dedicated: boolean;
+  readonly controller: AbortController;
+  session: SmtpSession | null;
+  rcpts: number;
+  envelope: { sender: string; smtpUtf8: boolean; rcpts: number } | null;
+  sink: TranscriptHook | undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  closing: boolean;
+}
+
+interface Waiter {
+  readonly target: PoolTarget;
+  readonly profile: string;
+  readonly dedicated: boolean;
+  /** How many later waiters were served while this one waited for a fresh connection. */
+  bypassed: number;
+  grant(conn: Connection): void;
+  fail(error: Error): void;
+}
+
+interface MxState {
+  readonly conns: Set<Connection>;
+  /** Idle connections, least recently used first. */
+  readonly idle: Connection[];
+  readonly waiters: Waiter[];
+}
+
+function positive(reply: SmtpReply): boolean {
+  return reply.code >= 200 && reply.code < 300;
+}
+
+/** `452 4.5.3` / "too many recipients": the envelope is full, not the mailbox. */
+function tooManyRecipients(reply: SmtpReply): boolean {
+  return reply.code === 452 && (reply.enhanced === '4.5.3' || /too many recipients/i.test(reply.text));
+}
+
+function keyOf(target: PoolTarget): string {
+  return target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
+}
+
+function profileOf(settings: SessionSettings): string {
+  return `${settings.heloHost}\n${settings.tls}`;
+}
+
+function unref(timer: ReturnType<typeof setTimeout>): void {
+  (timer as { unref?: () => void }).unref?.();
+}
+
+function integerOption(value: number | undefined, fallback: number, name: string, min: number): number {
+  const result = value ?? fallback;
+  if (!Number.isInteger(result) || result < min) {
+    throw new RangeError(`${name} must be an integer >= ${min}`);
+  }
+  return result;
+}
+
+/**
+ * Creates a session pool. Sessions are keyed by `ip:port`; the per-MX limit counts every open connection
+ * to that key (idle and quitting ones too), so a mail host never sees more than `perMxConcurrency`
+ * connections from one verifier.
+ * @example
+ * const pool = createSessionPool({ open: (target, context) => openMySession(target, context) });
+ * const outcome = await pool.rcpt(target, { sender, recipient, smtpUtf8: false, settings }, { deadline });
+ * await pool.close();
+ */
+export function createSessionPool(options: SessionPoolOptions): SessionPool {
+  const perMx = integerOption(options.perMxConcurrency, 2, 'perMxConcurrency', 1);
+  const maxRcpt = integerOption(options.maxRcptPerSession, 20, 'maxRcptPerSession', 1);
+  const idleMs = integerOption(options.idleSessionMs, 5_000, 'idleSessionMs', 0);
+  /** Most waiters that may go past one waiting for a fresh connection (about two sessions' worth). */
+  const bypassLimit = Math.min(maxRcpt * perMx, 50);
+  const limit = pLimit(integerOption(options.concurrency, 64, 'concurrency', 1));
+  const now = options.now ?? Date.now;
+  const open = options.open;
+
+  const states = new Map<string, MxState>();
+  /** Every idle connection, least recently used first (a Set keeps insertion order). */
+  const idleAll = new Set<Connection>();
+  const quitting = new Set<Promise<void>>();
+  let drained: (() => void) | undefined;
+  let closed = false;
+  let openCount = 0;
+  const counters = { opened: 0, reused: 0, rcpts: 0, resets: 0, peakPerMx: 0 };
+
+  function stateOf(key: string): MxState {
+    let state = states.get(key);
+    if (state === undefined) {
+      state = { conns: new Set(), idle: [], waiters: [] };
+      states.set(key, state);
+    }
+    return state;
+  }
+
+  function expired(lease: Lease): boolean {
+    return lease.signal?.aborted === true || now() >= lease.deadline;
+  }
+
+  function leaseError(lease: Lease): SmtpError {
+    return lease.signal?.aborted === true
+      ? new SmtpError('aborted', 'the verification was aborted')
+      : new SmtpError('timeout', 'the verification time budget is spent');
+  }
+
+  /** Settles with `promise`, or rejects when the lease's budget is spent or its signal fires first. */
+  function within<T>(promise: Promise<T>, lease: Lease): Promise<T> {
+    promise.catch(() => undefined);
+    if (expired(lease)) return Promise.reject(leaseError(lease));
+    return new Promise<T>((resolve, reject) => {
+      const stop = () => {
+        clearTimeout(timer);
+        lease.signal?.removeEventListener('abort', onAbort);
+      };
+      const onAbort = () => {
+        stop();
+        reject(leaseError(lease));
+      };
+      const timer = setTimeout(onAbort, Math.max(0, lease.deadline - now()));
+      lease.signal?.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (value) => {
+          stop();
+          resolve(value);
+        },
+        (error: unknown) => {
+          stop();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  function newConnection(key: string, target: PoolTarget, profile: string, dedicated: boolean): Connection {
+    const state = stateOf(key);
+    if (openCount >= limit.concurrency) {
+      const lru = idleAll.values().next();
+      if (!lru.done) retire(lru.value);
+    }
+    const conn: Connection = {
+      key,
+      target,
+      profile,
+      dedicated,
+      controller: new AbortController(),
+      session: null,
+      rcpts: 0,
+      envelope: null,
+      sink: undefined,
+      idleTimer: undefined,
+      closing: false,
+    };
+    state.conns.add(conn);
+    openCount += 1;
+    counters.opened += 1;
+    counters.peakPerMx = Math.max(counters.peakPerMx, state.conns.size);
+    return conn;
+  }
+
+  function leaveIdle(conn: Connection): void {
+    if (conn.idleTimer !== undefined) clearTimeout(conn.idleTimer);
+    conn.idleTimer = undefined;
+    idleAll.delete(conn);
+    const idle = states.get(conn.key)?.idle;
+    const index = idle?.indexOf(conn) ?? -1;
+    if (idle !== undefined && index >= 0) idle.splice(index, 1);
+  }
+
+  /** Removes a closed connection and lets a waiter have its slot. */
+  function forget(conn: Connection): void {
+    const state = states.get(conn.key);
+    if (state === undefined || !state.conns.delete(conn)) return;
+    openCount -= 1;
+    if (state.conns.size === 0 && state.waiters.length === 0) states.delete(conn.key);
+    else dispatch(conn.key);
+    if (openCount === 0) drained?.();
+  }
+
+  /** Drops a connection at once (no QUIT): for sessions in an unknown state. */
+  function drop(conn: Connection): void {
+    leaveIdle(conn);
+    conn.closing = true;
+    conn.controller.abort();
+    forget(conn);
+  }
+
+  /** Quits a connection politely in the background; its slot frees up once it is closed. */
+  function retire(conn: Connection): void {
+    if (conn.closing) return;
+    leaveIdle(conn);
+    conn.closing = true;
+    const session = conn.session;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, QUIT_GRACE_MS);
+      unref(timer);
+    });
+    const done = (
+      session === null
+        ? Promise.resolve()
+        : Promise.race([session.quit({ deadline: now() + QUIT_GRACE_MS }), grace])
+    )
+      .catch(() => undefined)
+      .then(() => {
+        clearTimeout(timer);
+        conn.controller.abort();
+        forget(conn);
+        quitting.delete(done);
+      });
+    quitting.add(done);
+  }
+
+  /** Takes the most recently used idle session with this profile; retires unusable ones met on the way. */
+  function takeIdle(state: MxState, profile: string): Connection | undefined {
+    for (let index = state.idle.length - 1; index >= 0; index--) {
+      const conn = state.idle[index]!;
+      if (conn.profile !== profile) continue;
+      if (conn.session?.usable !== true) {
+        retire(conn);
+        continue;
+      }
+      leaveIdle(conn);
+      return conn;
+    }
+    return undefined;
+  }
+
+  /** Quits the least recently used idle session of `state` to free a slot, unless one is already quitting. */
+  function makeRoom(state: MxState): void {
+    const spare = state.idle[0];
+    if (spare !== undefined && ![...state.conns].some((conn) => conn.closing)) retire(spare);
+  }
+
+  /**
+   * Hands idle sessions and free slots to waiters, first come first served. A waiter that needs a fresh
+   * connection (a dedicated one, or other settings) while every slot is taken lets later waiters use idle
+   * sessions meanwhile, and takes the next slot that frees up as a session reaches its RCPT cap; so a
+   * half-used session is not quit early. Idle sessions nobody wants are quit for it at once, and after
+   * `bypassLimit` waiters went past it, nobody goes past it any more.
+   */
+  function dispatch(key: string): void {
+    const state = states.get(key);
+    if (state === undefined) return;
+    const blocked: Waiter[] = [];
+    for (let index = 0; index < state.waiters.length; ) {
+      const waiter = state.waiters[index]!;
+      let conn = waiter.dedicated ? undefined : takeIdle(state, waiter.profile);
+      if (conn === undefined && state.conns.size < perMx) {
+        conn = newConnection(key, waiter.target, waiter.profile, waiter.dedicated);
+      }
+      if (conn !== undefined) {
+        state.waiters.splice(index, 1);
+        for (const passed of blocked) passed.bypassed += 1;
+        waiter.grant(conn);
+        continue;
+      }
+      if (waiter.bypassed >= bypassLimit) {
+        makeRoom(state);
+        return;
+      }
+      blocked.push(waiter);
+      index += 1;
+    }
+    if (blocked.length > 0) makeRoom(state);
+  }
+
+  function acquire(key: string, target: PoolTarget, request: RcptRequest, lease: Lease): Promise<Connection> {
+    return new Promise<Connection>((resolve, reject) => {
+      const state = stateOf(key);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stop = () => {
+        clearTimeout(timer);
+        lease.signal?.removeEventListener('abort', onExpire);
+      };
+      const waiter: Waiter = {
+        target,
+        profile: profileOf(request.settings),
+        dedicated: request.dedicated === true,
+        bypassed: 0,
+        grant(conn) {
+          stop();
+          resolve(conn);
+        },
+        fail(error) {
+          stop();
+          reject(error);
+        },
+      };
+      function onExpire() {
+        const index = state.waiters.indexOf(waiter);
+        if (index >= 0) state.waiters.splice(index, 1);
+        waiter.fail(leaseError(lease));
+        if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
+      }
+      state.waiters.push(waiter);
+      dispatch(key);
+      if (!state.waiters.includes(waiter)) return;
+      timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
+      lease.signal?.addEventListener('abort', onExpire, { once: true });
+    });
+  }
+
+  /** Puts a connection back after a request: idle for reuse, or quit. */
+  function release(conn: Connection): void {
+    conn.sink = undefined;
+    if (conn.closing) return;
+    const reusable =
+      !closed && !conn.dedicated && idleMs > 0 && conn.rcpts < maxRcpt && conn.session?.usable === true;
+    if (!reusable) {
+      retire(conn);
+      return;
+    }
+    const state = stateOf(conn.key);
+    state.idle.push(conn);
+    idleAll.add(conn);
+    conn.idleTimer = setTimeout(() => retire(conn), idleMs);
+    unref(conn.idleTimer);
+    dispatch(conn.key);
+  }
+
+  /** Replaces a stale connection by a fresh one in the same slot, without letting a waiter take the slot. */
+  function replace(conn: Connection): Connection {
+    leaveIdle(conn);
+    conn.closing = true;
+    conn.controller.abort();
+    const state = stateOf(conn.key);
+    state.conns.delete(conn);
+    openCount -= 1;
+    return newConnection(conn.key, conn.target, conn.profile, conn.dedicated);
+  }
+
+  async function openSession(conn: Connection, request: RcptRequest, lease: Lease): Promise<SmtpSession> {
+    const session = await within(
+      open(conn.target, {
+        settings: request.settings,
+        deadline: lease.deadline,
+        signal: conn.controller.signal,
+        trace: (direction, line) => conn.sink?.(direction, line),
+      }),
+      lease,
+    );
+    conn.session = session;
+    return session;
+  }
+
+  function commandOptions(lease: Lease): CommandOptions {
+    return lease.signal === undefined
+      ? { deadline: lease.deadline }
+      : { deadline: lease.deadline, signal: lease.signal };
+  }
+
+  /** Opens an envelope (`RSET` first when one is open); returns the refusal of `MAIL FROM`, if any. */
+  async function newEnvelope(
+    conn: Connection,
+    session: SmtpSession,
+    request: RcptRequest,
+    lease: Lease,
+  ): Promise<SmtpReply | null> {
+    if (conn.envelope !== null) {
+      conn.envelope = null;
+      counters.resets += 1;
+      const reply = await within(session.reset(commandOptions(lease)), lease);
+      if (!positive(reply)) {
+        throw new SmtpError('protocol', `RSET was refused: ${reply.code}`, {
+          command: 'RSET',
+          smtpReply: reply,
+        });
+      }
+    }
+    const reply = await within(
+      session.mailFrom(request.sender, { ...commandOptions(lease), smtpUtf8: request.smtpUtf8 }),
+      lease,
+    );
+    if (!positive(reply)) return reply;
+    conn.envelope = { sender: request.sender, smtpUtf8: request.smtpUtf8, rcpts: 0 };
+    return null;
+  }
+
+  async function recipient(conn: Connection, session: SmtpSession, request: RcptRequest, lease: Lease) {
+    conn.rcpts += 1;
+    conn.envelope!.rcpts += 1;
+    counters.rcpts += 1;
+    return within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
+  }
+
+  /** One request on one connection: open it if new, then the envelope and `RCPT TO`. */
+  async function serve(conn: Connection, request: RcptRequest, lease: Lease): Promise<RcptOutcome> {
+    const reused = conn.session !== null;
+    conn.sink = lease.trace;
+    let session: SmtpSession;
+    if (conn.session === null) {
+      session = await openSession(conn, request, lease);
+    } else {
+      session = conn.session;
+      counters.reused += 1;
+    }
+    if (request.smtpUtf8 && !session.capabilities.extensions.has('SMTPUTF8')) {
+      return { kind: 'no_smtputf8', reused };
+    }
+    const envelope = conn.envelope;
+    if (envelope === null || envelope.sender !== request.sender || (request.smtpUtf8 && !envelope.smtpUtf8)) {
+      const refused = await newEnvelope(conn, session, request, lease);
+      if (refused !== null) return { kind: 'reply', stage: 'mail', reply: refused, reused };
+    }
+    let reply = await recipient(conn, session, request, lease);
+    if (tooManyRecipients(reply) && conn.envelope!.rcpts > 1) {
+      const refused = await newEnvelope(conn, session, request, lease);
+      if (refused !== null) return { kind: 'reply', stage: 'mail', reply: refused, reused };
+      reply = await recipient(conn, session, request, lease);
+    }
+    return { kind: 'reply', stage: 'rcpt', reply, reused };
+  }
+
+  /** Errors about the request rather than the connection: the session stays usable. */
+  function aboutRequest(error: unknown): boolean {
+    return error instanceof SmtpError && (error.kind === 'smtputf8' || error.kind === 'unsafe_argument');
+  }
+
+  /** Serves a request; a reused session that turns out stale (421, closed, broken) is replaced once. */
+  async function run(first: Connection, request: RcptRequest, lease: Lease): Promise<RcptOutcome> {
+    if (!closed && expired(lease)) {
+      release(first); // the budget ran out while waiting for a global slot
+      throw leaseError(lease);
+    }
+    let conn = first;
+    for (;;) {
+      const reused = conn.session !== null;
+      try {
+        if (closed) throw new SmtpError('aborted', 'the verifier was disposed');
+        const outcome = await serve(conn, request, lease);
+        release(conn);
+        return outcome;
+      } catch (error) {
+        if (aboutRequest(error) && conn.session?.usable === true) {
+          release(conn);
+          throw error;
+        }
+        const aborted = error instanceof SmtpError && error.kind === 'aborted';
+        if (!reused || closed || aborted || expired(lease)) {
+          drop(conn);
+          throw error;
+        }
+        conn = replace(conn);
+      }
+    }
+  }
+
+  return {
+    async rcpt(target, request, lease) {
+      if (closed) throw new SmtpError('aborted', 'the verifier was disposed');
+      if (expired(lease)) throw leaseError(lease);
+      const conn = await acquire(keyOf(target), target, request, lease);
+      return within(
+        limit(() => run(conn, request, lease)),
+        lease,
+      );
+    },
+    stats() {
+      return { ...counters, open: openCount };
+    },
+    async close() {
+      closed = true;
+      for (const state of [...states.values()]) {
+        for (const waiter of state.waiters.splice(0)) {
+          waiter.fail(new SmtpError('aborted', 'the verifier was disposed'));
+        }
+        for (const conn of [...state.conns]) {
+          if (conn.closing) continue;
+          if (state.idle.includes(conn)) retire(conn);
+          else conn.controller.abort();
+        }
+      }
+      if (openCount > 0) await new Promise<void>((resolve) => (drained = resolve));
+      await Promise.all(quitting);
+    },
+  };
+}

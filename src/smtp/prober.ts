@@ -1,0 +1,192 @@
+/**
+ * The prober a verifier owns: the per-MX session pool, the catch-all cache, and the session factory that
+ * opens SMTP sessions over the transport. Checks reach it through `runtime.prober`.
+ * @module
+ */
+import { SmtpError } from '../errors.js';
+import type { CatchAllProbe } from '../result.js';
+import { catchAllOutcomeOf, createCatchAllCache, randomLocalPart } from './catch-all.js';
+import { classifyReply } from './classify.js';
+import {
+  createSessionPool,
+  type Lease,
+  type PoolStats,
+  type PoolTarget,
+  type RcptOutcome,
+  type RcptRequest,
+  type SessionFactory,
+  type SessionSettings,
+} from './pool.js';
+import { DEFAULT_REPLY_LIMITS } from './reply.js';
+import { openSmtpSession } from './session.js';
+import type { Transport } from './types.js';
+
+/** Counters of a prober, for tests and benchmarks. */
+export interface ProberStats extends PoolStats {
+  /** Catch-all probes run (not answered from the cache or shared with a probe under way). */
+  readonly catchAllProbes: number;
+}
+
+/** What the catch-all probe needs besides the domain and the host. */
+export interface CatchAllRequest {
+  /** Envelope sender. */
+  readonly sender: string;
+  readonly settings: SessionSettings;
+}
+
+/** SMTP probing with pooled sessions and cached catch-all answers. */
+export interface Prober {
+  /** The EHLO name used when a verification sets no `heloHost`. */
+  readonly heloHost: string;
+  /** Probes one recipient through the pool (see `SessionPool.rcpt`). */
+  rcpt(target: PoolTarget, request: RcptRequest, lease: Lease): Promise<RcptOutcome>;
+  /**
+   * Whether `domain` accepts any local part: `RCPT TO` a random, unguessable local part at `target`, in a
+   * session of its own (never one that carried or will carry a real address), once per domain: concurrent
+   * askers share one probe, conclusive answers are cached for the TTL. Resolves `accepted`, `refused` or
+   * `inconclusive`; rejects with an `SmtpError` (kind `timeout` or `aborted`) only when this lease's budget
+   * is spent or its signal fires first.
+   */
+  catchAll(
+    domain: string,
+    target: PoolTarget,
+    request: CatchAllRequest,
+    lease: Lease,
+  ): Promise<CatchAllProbe>;
+  /** Current counters. */
+  stats(): ProberStats;
+  /** Closes every pooled session and forgets cached answers. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link createProber}. */
+export interface ProberOptions {
+  /** How connections are made. */
+  readonly transport: Transport;
+  /** EHLO name when a verification sets none. */
+  readonly heloHost: string;
+  /** Most connections open to one `ip:port`. @default 2 */
+  readonly perMxConcurrency?: number;
+  /** Most SMTP requests at work at once. @default 64 */
+  readonly concurrency?: number;
+  /** Most `RCPT TO` per session. @default 20 */
+  readonly maxRcptPerSession?: number;
+  /** How long idle sessions are kept, in milliseconds. @default 5000 */
+  readonly idleSessionMs?: number;
+  /** How long a domain's catch-all answer is kept, in milliseconds. @default 3600000 */
+  readonly catchAllTtlMs?: number;
+  /** Clock in milliseconds (deadlines are measured by it). @default Date.now */
+  readonly now?: () => number;
+  /** Random source of catch-all probe names. @default crypto.getRandomValues */
+  readonly randomBytes?: (size: number) => Uint8Array;
+  /** Opens sessions. @default over `transport` with `openSmtpSession` */
+  readonly open?: SessionFactory;
+}
+
+/**
+ * Opens sessions over a transport: TCP connect (bounded by `connectTimeoutMs` and the deadline), then
+ * greeting (bounded the same way), EHLO and STARTTLS as the settings ask.
+ */
+export function transportSessionFactory(transport: Transport, now: () => number = Date.now): SessionFactory {
+  return async (target, context) => {
+    const { settings } = context;
+    const timeoutMs = Math.max(1, Math.min(settings.connectTimeoutMs, context.deadline - now()));
+    const channel = await transport.connect(
+      { host: target.host, port: target.port, hostname: target.hostname },
+      { timeoutMs, signal: context.signal, maxLineLength: DEFAULT_REPLY_LIMITS.maxLineLength },
+    );
+    return openSmtpSession(channel, {
+      heloHost: settings.heloHost,
+      tls: settings.tls,
+      servername: target.hostname,
+      deadline: context.deadline,
+      greetingTimeoutMs: settings.connectTimeoutMs,
+      onLine: context.trace,
+      signal: context.signal,
+      now,
+    });
+  };
+}
+
+/**
+ * Creates a prober.
+ * @example
+ * const prober = createProber({ transport: tcpTransport(), heloHost: 'probe.example.org' });
+ * await prober.close();
+ */
+export function createProber(options: ProberOptions): Prober {
+  const now = options.now ?? Date.now;
+  const randomBytes =
+    options.randomBytes ?? ((size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size)));
+  const pool = createSessionPool({
+    open: options.open ?? transportSessionFactory(options.transport, now),
+    now,
+    ...(options.perMxConcurrency === undefined ? {} : { perMxConcurrency: options.perMxConcurrency }),
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.maxRcptPerSession === undefined ? {} : { maxRcptPerSession: options.maxRcptPerSession }),
+    ...(options.idleSessionMs === undefined ? {} : { idleSessionMs: options.idleSessionMs }),
+  });
+  const cache = createCatchAllCache({
+    now,
+    ...(options.catchAllTtlMs === undefined ? {} : { ttlMs: options.catchAllTtlMs }),
+  });
+
+  async function probeOnce(
+    domain: string,
+    target: PoolTarget,
+    request: CatchAllRequest,
+    lease: Lease,
+  ): Promise<CatchAllProbe> {
+    const recipient = `${randomLocalPart(randomBytes)}@${domain}`;
+    // The shared probe keeps the first asker's budget and transcript, but not its signal: one asker giving
+    // up must not spoil the answer for the others.
+    const outcome = await pool.rcpt(
+      target,
+      { sender: request.sender, recipient, smtpUtf8: false, settings: request.settings, dedicated: true },
+      { deadline: lease.deadline, trace: lease.trace },
+    );
+    if (outcome.kind !== 'reply' || outcome.stage !== 'rcpt') return 'inconclusive';
+    return catchAllOutcomeOf(classifyReply(outcome.reply, 'rcpt'));
+  }
+
+  /** Settles with `answer`, or rejects when the lease's budget is spent or its signal fires first. */
+  function within(answer: Promise<CatchAllProbe>, lease: Lease): Promise<CatchAllProbe> {
+    return new Promise<CatchAllProbe>((resolve, reject) => {
+      const stop = () => {
+        clearTimeout(timer);
+        lease.signal?.removeEventListener('abort', onExpire);
+      };
+      const onExpire = () => {
+        stop();
+        reject(
+          lease.signal?.aborted === true
+            ? new SmtpError('aborted', 'the verification was aborted')
+            : new SmtpError('timeout', 'the verification time budget is spent'),
+        );
+      };
+      const timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
+      if (lease.signal?.aborted === true) return onExpire();
+      lease.signal?.addEventListener('abort', onExpire, { once: true });
+      answer.then((value) => {
+        stop();
+        resolve(value);
+      });
+    });
+  }
+
+  return {
+    heloHost: options.heloHost,
+    rcpt: (target, request, lease) => pool.rcpt(target, request, lease),
+    catchAll(domain, target, request, lease) {
+      return within(
+        cache.resolve(domain, () => probeOnce(domain, target, request, lease)),
+        lease,
+      );
+    },
+    stats: () => ({ ...pool.stats(), catchAllProbes: cache.probes() }),
+    async close() {
+      await pool.close();
+      cache.clear();
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Incremental SMTP reply parser (RFC 5321 §4.2, RFC 3463 enhanced status codes), bounded in line length,
+ * line count and total size, so that a hostile server cannot make it hold more than a few kilobytes.
+ * @module
+ */
+import { SmtpError } from '../errors.js';
+import type { SmtpReply, SmtpStage } from './types.js';
+
+/** Bounds of one reply. */
+export interface ReplyLimits {
+  /** Longest reply line, in characters, code included. @default 2048 */
+  readonly maxLineLength?: number;
+  /** Most lines in one (multi-line) reply. @default 100 */
+  readonly maxLines?: number;
+  /** Most characters in one reply, all lines together. @default 16384 */
+  readonly maxReplyLength?: number;
+  /** Longest `text` kept in the parsed reply, in characters (longer text is cut). @default 1024 */
+  readonly maxTextLength?: number;
+}
+
+/** The default {@link ReplyLimits}. */
+export const DEFAULT_REPLY_LIMITS = Object.freeze({
+  maxLineLength: 2048,
+  maxLines: 100,
+  maxReplyLength: 16_384,
+  maxTextLength: 1024,
+}) satisfies Required<ReplyLimits>;
+
+/** A reply parser that takes one line at a time. */
+export interface ReplyParser {
+  /**
+   * Takes the next line (without CRLF). Returns the complete reply when `line` was its last line, else `null`.
+   * Throws `SmtpError` kind `protocol` on a malformed or over-long reply; the parser is then spent.
+   */
+  push(line: string): SmtpReply | null;
+}
+
+const LINE = /^([2-5][0-5][0-9])([ -]|$)/;
+const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})(?=[ \t]|$)/;
+const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]/g;
+
+/** The RFC 3463 code at the start of `text`, if its class matches the reply code's first digit. */
+export function enhancedCodeOf(code: number, text: string): string | null {
+  const match = ENHANCED.exec(text);
+  if (match === null || Number(match[1]) !== Math.floor(code / 100)) return null;
+  return `${match[1]}.${Number(match[2])}.${Number(match[3])}`;
+}
+
+/**
+ * Creates a parser for one reply. `stage` is recorded on errors.
+ * @example
+ * const parser = createReplyParser();
+ * parser.push('250-mx.example.com'); // null
+ * parser.push('250 SMTPUTF8');       // { code: 250, lines: ['mx.example.com', 'SMTPUTF8'], ... }
+ */
+export function createReplyParser(limits: ReplyLimits = {}, stage?: SmtpStage): ReplyParser {
+  const maxLineLength = limits.maxLineLength ?? DEFAULT_REPLY_LIMITS.maxLineLength;
+  const maxLines = limits.maxLines ?? DEFAULT_REPLY_LIMITS.maxLines;
+  const maxReplyLength = limits.maxReplyLength ?? DEFAULT_REPLY_LIMITS.maxReplyLength;
+  const maxTextLength = limits.maxTextLength ?? DEFAULT_REPLY_LIMITS.maxTextLength;
+  const lines: string[] = [];
+  let code = 0;
+  let size = 0;
+  let spent = false;
+
+  const fail = (message: string): never => {
+    spent = true;
+    throw new SmtpError('protocol', message, stage === undefined ? {} : { stage });
+  };
+
+  return {
+    push(line) {
+      if (spent) fail('reply parser used after a complete or failed reply');
+      if (line.length > maxLineLength) fail(`reply line longer than ${maxLineLength} characters`);
+      size += line.length;
+      if (size > maxReplyLength) fail(`reply longer than ${maxReplyLength} characters`);
+      if (lines.length >= maxLines) fail(`reply with more than ${maxLines} lines`);
+      const match = LINE.exec(line);
+      if (match === null) fail(`malformed reply line: ${JSON.stringify(line.slice(0, 80))}`);
+      const lineCode = Number(match![1]);
+      if (lines.length > 0 && lineCode !== code) fail(`reply code changed from ${code} to ${lineCode}`);
+      code = lineCode;
+      lines.push(line.slice(4).replace(CONTROLS, ' '));
+      if (match![2] === '-') return null;
+      spent = true;
+      const text = lines.join(' ');
+      return {
+        code,
+        enhanced: enhancedCodeOf(code, lines[0]!),
+        lines,
+        text: text.length > maxTextLength ? text.slice(0, maxTextLength) : text,
+      };
+    },
+  };
+}
+
+/**
+ * Parses a whole reply given as lines (for tests and scripted peers).
+ * Throws `SmtpError` kind `protocol` when the lines do not make exactly one reply.
+ */
+export function parseReply(lines: readonly string[], limits: ReplyLimits = {}): SmtpReply {
+  const parser = createReplyParser(limits);
+  for (const [index, line] of lines.entries()) {
+    const reply = parser.push(line);
+    if (reply !== null) {
+      if (index !== lines.length - 1) throw new SmtpError('protocol', 'lines after the last line of a reply');
+      return reply;
+    }
+  }
+  throw new SmtpError('protocol', 'incomplete reply');
+}
+
+/** `line` with control characters and Unicode line separators replaced by spaces (for transcripts and logs). */
+export function printable(line: string): string {
+  return line.replace(CONTROLS, ' ').replace(/\t/g, ' ');
+}

@@ -1,0 +1,134 @@
+/**
+ * The transport seam: how the SMTP probe reaches a mail server.
+ * @module
+ */
+
+/** Where to connect. `host` is an IP address that has already passed the SSRF guard. */
+export interface ConnectTarget {
+  /** IP address (v4 or v6) to connect to. */
+  readonly host: string;
+  /** TCP port. */
+  readonly port: number;
+  /** The MX host name, for TLS SNI and certificate checks, and for logs. */
+  readonly hostname?: string;
+}
+
+/** Options of one connection attempt. */
+export interface ConnectOptions {
+  /** Give up connecting after this many milliseconds. */
+  readonly timeoutMs: number;
+  /** Aborts the attempt, or the open channel. */
+  readonly signal?: AbortSignal;
+  /** Longest line accepted from the peer, in bytes, before the channel fails. */
+  readonly maxLineLength: number;
+}
+
+/**
+ * A connected, line-oriented channel to a mail server. Lines are read and written without their CRLF.
+ */
+export interface LineChannel {
+  /**
+   * The next line from the peer. Rejects with an `SmtpError` when the peer closes the connection
+   * (`disconnect`), sends a line longer than the limit (`protocol`, and the channel closes), the whole line has
+   * not arrived within `timeoutMs` (`timeout`; the channel stays open), or the channel is aborted (`aborted`).
+   * At most one read may be pending at a time.
+   */
+  readLine(timeoutMs: number): Promise<string>;
+  /** Writes one line (the CRLF is added). The caller has sanitized it. */
+  writeLine(line: string): Promise<void>;
+  /**
+   * Upgrades the connection to TLS (after a `220` reply to STARTTLS). Optional: without it, STARTTLS is
+   * never attempted. Rejects with `SmtpError` kind `tls` when the handshake fails.
+   */
+  startTls?(options: { servername?: string; timeoutMs: number }): Promise<void>;
+  /** Closes the connection; safe to call twice. */
+  close(): void;
+  /** True once the connection is closed, by either side. */
+  readonly closed: boolean;
+}
+
+/** The transport seam. Implementations: `tcpTransport()`, `socksTransport()`, or your own. */
+export interface Transport {
+  /** Opens a connection. Rejects with an `SmtpError` of kind `connection` when it cannot. */
+  connect(target: ConnectTarget, options: ConnectOptions): Promise<LineChannel>;
+}
+
+/** One parsed SMTP reply (possibly multi-line). */
+export interface SmtpReply {
+  /** Three-digit reply code. */
+  readonly code: number;
+  /** RFC 3463 enhanced status code (`5.1.1`) taken from the first line, or `null`. */
+  readonly enhanced: string | null;
+  /** Text of each line, without code and separator. */
+  readonly lines: readonly string[];
+  /** The lines joined with a space, bounded in length. */
+  readonly text: string;
+}
+
+/** The step of an SMTP dialogue that a reply answers (used to classify it). */
+export type SmtpStage = 'connect' | 'greeting' | 'ehlo' | 'starttls' | 'mail' | 'rcpt' | 'rset' | 'quit';
+
+/** Who wrote a transcript line: `client` (us) or `server`. */
+export type TranscriptDirection = 'client' | 'server';
+
+/** Receives every line of the dialogue, as written or read (without CRLF). Must not throw. */
+export type TranscriptHook = (direction: TranscriptDirection, line: string) => void;
+
+/** What the server said in its greeting and in answer to EHLO (or HELO). */
+export interface ServerCapabilities {
+  /** Upper-case EHLO keywords (`PIPELINING`, `SMTPUTF8`, `STARTTLS`, ...). Empty after a HELO fallback. */
+  readonly extensions: ReadonlySet<string>;
+  /** The connection was upgraded with STARTTLS. */
+  readonly tls: boolean;
+  /** False when EHLO was refused and the session fell back to HELO. */
+  readonly esmtp: boolean;
+  /** The `220` greeting. */
+  readonly greeting: SmtpReply;
+}
+
+/** Per-command options of an {@link SmtpSession}. */
+export interface CommandOptions {
+  /**
+   * Absolute time (by the session's clock) by which the reply must have arrived; tightens the session's
+   * `commandTimeoutMs`. Use the verification's deadline here.
+   */
+  readonly deadline?: number;
+  /** Aborts waiting for the reply (the session is then closed). */
+  readonly signal?: AbortSignal;
+  /** Receives this command's lines and its reply's lines, for a per-verification transcript. */
+  readonly onLine?: TranscriptHook;
+}
+
+/** Options of {@link SmtpSession.mailFrom}. */
+export interface MailFromOptions extends CommandOptions {
+  /** Ask for SMTPUTF8 (sent only when the server advertises it). @default false */
+  readonly smtpUtf8?: boolean;
+}
+
+/**
+ * An open SMTP session, past greeting and EHLO (and STARTTLS when asked for), ready for envelopes.
+ * Replies are returned as values whatever their code, except `421` (service closing), which throws an
+ * `SmtpError` of kind `rejected` carrying the reply and leaves the session unusable. Failures to get a reply
+ * throw `SmtpError` too (and close the session).
+ */
+export interface SmtpSession {
+  /** What the server advertised. */
+  readonly capabilities: ServerCapabilities;
+  /**
+   * `MAIL FROM:<sender>` (an empty sender gives `MAIL FROM:<>`), with ` SMTPUTF8` when `smtpUtf8` is set and
+   * the server advertises it.
+   */
+  mailFrom(sender: string, options?: MailFromOptions): Promise<SmtpReply>;
+  /**
+   * `RCPT TO:<recipient>`. A recipient with non-ASCII characters needs an envelope opened with SMTPUTF8 on a
+   * server that offers it; otherwise throws `SmtpError` kind `smtputf8` without writing anything (the session
+   * stays usable).
+   */
+  rcptTo(recipient: string, options?: CommandOptions): Promise<SmtpReply>;
+  /** `RSET`: ends the envelope so that the session can be reused. A non-2xx reply makes the session unusable. */
+  reset(options?: CommandOptions): Promise<SmtpReply>;
+  /** `QUIT` (best effort, short wait for `221`) and close. Never throws; idempotent. */
+  quit(options?: CommandOptions): Promise<void>;
+  /** True while the session can take another command: false after `421`, a failure, `quit()` or a close. */
+  readonly usable: boolean;
+}

@@ -1,0 +1,221 @@
+/**
+ * The contract every {@link JobStore} implementation runs (after unstorage's `testDriver`): one vitest suite
+ * that saves jobs, writes results at positions and reads them back. Import it from a test file of your own store.
+ * @module
+ */
+import { describe, expect, it } from 'vitest';
+import type { JobRecord, JobStore } from '../bulk/types.js';
+import type { VerificationResult } from '../result.js';
+
+/** A store under test, fresh for each test, and how to tear it down. */
+export interface JobStoreFixture {
+  readonly store: JobStore;
+  /** Releases whatever the fixture made (a database file, a connection). */
+  close?(): void | Promise<void>;
+}
+
+function record(id: string, patch: Partial<JobRecord> = {}): JobRecord {
+  return {
+    id,
+    owner: null,
+    name: null,
+    status: 'processing',
+    total: 0,
+    completed: 0,
+    counts: { valid: 0, invalid: 0, catch_all: 0, unknown: 0, do_not_mail: 0 },
+    createdAt: 1_700_000_000_000,
+    startedAt: 1_700_000_000_000,
+    completedAt: null,
+    error: null,
+    ...patch,
+  };
+}
+
+function result(email: string, patch: Partial<VerificationResult> = {}): VerificationResult {
+  const at = email.lastIndexOf('@');
+  const user = at > 0 ? email.slice(0, at) : null;
+  const domain = at > 0 ? email.slice(at + 1).toLowerCase() : null;
+  return {
+    email,
+    normalized: user !== null && domain !== null ? `${user}@${domain}` : null,
+    user,
+    domain,
+    status: 'valid',
+    sub_status: null,
+    score: 100,
+    disposable: false,
+    role: false,
+    free: false,
+    accept_all: false,
+    did_you_mean: null,
+    mx_record: domain === null ? null : `mx.${domain}`,
+    smtp_provider: null,
+    ...patch,
+  };
+}
+
+async function rejects(run: () => unknown): Promise<boolean> {
+  try {
+    await run();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Registers the contract suite for the store that `make` returns (a fresh one per test).
+ * @example
+ * import { jobStoreContract } from 'mailvet/testing';
+ * jobStoreContract('sqliteJobStore', () => ({ store: sqliteJobStore(':memory:') }));
+ */
+export function jobStoreContract(name: string, make: () => JobStoreFixture | Promise<JobStoreFixture>): void {
+  const withStore = (test: (store: JobStore) => Promise<void>) => async () => {
+    const fixture = await make();
+    try {
+      await test(fixture.store);
+    } finally {
+      await fixture.close?.();
+    }
+  };
+
+  describe(`JobStore contract: ${name}`, () => {
+    it(
+      'reads back results by position, in order, with undefined where nothing was written',
+      withStore(async (store) => {
+        await store.saveJob(record('j1'));
+        await store.putResults('j1', [3, 0], [result('d@x.test'), result('a@x.test')]);
+        await store.putResults(
+          'j1',
+          [1],
+          [result('b@y.test', { status: 'invalid', sub_status: 'mailbox_not_found' })],
+        );
+        expect(await store.getResults('j1', 0, 5)).toEqual([
+          result('a@x.test'),
+          result('b@y.test', { status: 'invalid', sub_status: 'mailbox_not_found' }),
+          undefined,
+          result('d@x.test'),
+          undefined,
+        ]);
+        expect(await store.getResults('j1', 3, 1)).toEqual([result('d@x.test')]);
+        expect(await store.getResults('j1', 100, 2)).toEqual([undefined, undefined]);
+        expect(await store.getResults('j1', 0, 0)).toEqual([]);
+      }),
+    );
+
+    it(
+      'keeps every field, including a transcript, nulls, unicode and odd local parts',
+      withStore(async (store) => {
+        await store.saveJob(record('j'));
+        const results = [
+          result('"a b"@x.test', { user: '"a b"', normalized: '"a b"@x.test' }),
+          result('用户@例子.广告', {
+            domain: 'xn--fsqu00a.xn--4gq62f52gdss',
+            normalized: '用户@xn--fsqu00a.xn--4gq62f52gdss',
+          }),
+          result('no address', {
+            user: null,
+            domain: null,
+            normalized: null,
+            mx_record: null,
+            status: 'invalid',
+            sub_status: 'failed_syntax_check',
+            score: 0,
+          }),
+          result('typo@gmial.com', {
+            did_you_mean: 'typo@gmail.com',
+            free: true,
+            role: true,
+            disposable: true,
+            accept_all: true,
+            score: 35,
+          }),
+          result('t@x.test', {
+            status: 'unknown',
+            sub_status: 'greylisted',
+            smtp_provider: 'google',
+            smtp_transcript: ['220 hi', '250 ok'],
+          }),
+        ];
+        await store.putResults('j', [0, 1, 2, 3, 4], results);
+        expect(await store.getResults('j', 0, 5)).toEqual(results);
+      }),
+    );
+
+    it(
+      'stores one result object at several positions (repeats of one address)',
+      withStore(async (store) => {
+        await store.saveJob(record('j'));
+        const shared = result('same@x.test');
+        await store.putResults('j', [0, 2, 5], [shared, shared, shared]);
+        const page = await store.getResults('j', 0, 6);
+        expect(page.filter((entry) => entry !== undefined)).toEqual([shared, shared, shared]);
+        expect([page[0], page[2], page[5]]).toEqual([shared, shared, shared]);
+      }),
+    );
+
+    it(
+      'hands out results the caller may change without changing what is stored',
+      withStore(async (store) => {
+        await store.saveJob(record('j'));
+        await store.putResults('j', [0], [result('a@x.test', { smtp_transcript: ['220 hi'] })]);
+        const [first] = (await store.getResults('j', 0, 1)) as VerificationResult[];
+        first!.status = 'invalid';
+        first!.smtp_transcript!.push('forged');
+        expect(await store.getResults('j', 0, 1)).toEqual([
+          result('a@x.test', { smtp_transcript: ['220 hi'] }),
+        ]);
+      }),
+    );
+
+    it(
+      'keeps results when the job record is saved again, and keeps jobs apart',
+      withStore(async (store) => {
+        await store.saveJob(record('a'));
+        await store.saveJob(record('b', { owner: 'tenant' }));
+        await store.putResults('a', [0], [result('a@x.test')]);
+        await store.putResults('b', [0], [result('b@x.test')]);
+        await store.saveJob(
+          record('a', { status: 'complete', total: 1, completed: 1, completedAt: 1_700_000_001_000 }),
+        );
+        expect(await store.getResults('a', 0, 1)).toEqual([result('a@x.test')]);
+        expect(await store.getResults('b', 0, 1)).toEqual([result('b@x.test')]);
+      }),
+    );
+
+    it(
+      'forgets a deleted job, and deleting an unknown job is not an error',
+      withStore(async (store) => {
+        await store.saveJob(record('gone'));
+        await store.putResults('gone', [0], [result('a@x.test')]);
+        await store.deleteJob('gone');
+        await store.deleteJob('never-existed');
+        expect(await rejects(() => store.putResults('gone', [1], [result('b@x.test')]))).toBe(true);
+        expect(await rejects(() => store.getResults('gone', 0, 1))).toBe(true);
+        await store.saveJob(record('gone'));
+        expect(await store.getResults('gone', 0, 1)).toEqual([undefined]);
+      }),
+    );
+
+    it(
+      'holds a large job: 50,000 positions written out of order in batches',
+      withStore(async (store) => {
+        await store.saveJob(record('big'));
+        const count = 50_000;
+        const order = Array.from({ length: count }, (_, i) => (i * 7919) % count);
+        for (let start = 0; start < count; start += 256) {
+          const positions = order.slice(start, start + 256);
+          await store.putResults(
+            'big',
+            positions,
+            positions.map((position) => result(`u${position}@d${position % 97}.test`)),
+          );
+        }
+        const page = await store.getResults('big', 0, count);
+        expect(page).toHaveLength(count);
+        for (let i = 0; i < count; i += 997) expect(page[i]).toEqual(result(`u${i}@d${i % 97}.test`));
+        expect(page.every((entry) => entry !== undefined)).toBe(true);
+      }),
+    );
+  });
+}

@@ -1,0 +1,362 @@
+/**
+ * Typo suggestions for the domain of an address (`did_you_mean`). See docs/typo.md for the rules.
+ * @module
+ */
+import { LRUCache } from 'lru-cache';
+import { parse } from 'tldts';
+import { typoData } from '../data/typo.js';
+import { osaDistance } from './distance.js';
+
+/** Lists a suggester works from. */
+export interface SuggestLists {
+  /** Suggestion targets, most popular first: the order breaks ties. */
+  readonly domains: readonly string[];
+  /** Names of providers present under many suffixes (`yahoo`, `hotmail`). @default [] */
+  readonly secondLevel?: readonly string[];
+  /** Suffixes an unknown ending may be corrected to, most used first (`com`, `net`). @default [] */
+  readonly topLevel?: readonly string[];
+  /** Real domains that are never corrected (the targets never are either). @default [] */
+  readonly protected?: readonly string[];
+  /** Most domains whose answer is memoised (real lists repeat domains). @default 10000 */
+  readonly cacheSize?: number;
+}
+
+/** Suggests corrections of mistyped domains. */
+export interface DomainSuggester {
+  /**
+   * The likely intended domain, or `null` when `domain` looks right or nothing is close enough.
+   * Case and a trailing dot are ignored.
+   */
+  suggest(domain: string): string | null;
+  /** A suggester with `domains` added as targets, ranked before the current ones; shares the rest. */
+  extend(domains: readonly string[]): DomainSuggester;
+}
+
+/** A suggestion target with the edits it tolerates. */
+interface Target {
+  readonly domain: string;
+  readonly rank: number;
+  readonly maxEdits: number;
+  /** {@link charMask} of the domain. */
+  readonly mask: number;
+}
+
+/** Everything a suggester looks up, shared between a suggester and its extensions. */
+interface Index {
+  readonly targets: readonly Target[];
+  /** Targets by length, for pruning: `byLength[n]` holds the targets of length n, by rank. */
+  readonly byLength: readonly (readonly Target[] | undefined)[];
+  readonly targetSet: ReadonlySet<string>;
+  readonly isKnown: (domain: string) => boolean;
+  readonly secondLevel: readonly string[];
+  readonly secondLevelSet: ReadonlySet<string>;
+  readonly topLevel: readonly string[];
+  readonly topLevelSet: ReadonlySet<string>;
+  /** Second-level names with a known domain: a correction of such a name must give a known domain. */
+  readonly knownNames: ReadonlySet<string>;
+  readonly cacheSize: number;
+}
+
+const PARSE = {
+  extractHostname: false,
+  validateHostname: false,
+  detectIp: false,
+  mixedInputs: false,
+} as const;
+const MAX_DOMAIN = 253;
+/** The most edits any target tolerates, bonus included: bounds the lengths worth comparing. */
+const MAX_EDITS = 3;
+
+/**
+ * Edits tolerated by a target, from the length of its name label (`gmail` in `gmail.com`): none for
+ * names of up to 3 characters (`aol`, `gmx`, `qq`: every one-edit variant is somebody's real domain),
+ * 1 up to 8 (`gmail`, `hotmail`, `fastmail`), 2 beyond (`protonmail`, `btinternet`).
+ * @example
+ * editsFor('aol'.length); // 0
+ * editsFor('gmail'.length); // 1
+ */
+export function editsFor(nameLength: number): number {
+  return nameLength <= 3 ? 0 : nameLength <= 8 ? 1 : 2;
+}
+
+function nameLabel(domain: string): string {
+  const info = parse(domain, PARSE);
+  const name = info.domainWithoutSuffix ?? '';
+  const label = name.slice(name.lastIndexOf('.') + 1);
+  return label === '' ? domain.slice(0, Math.max(0, domain.indexOf('.'))) : label;
+}
+
+/**
+ * One bit per character present (by code unit, modulo 32). One edit changes at most two bits, so two
+ * strings whose masks differ in more than `2k` bits are more than `k` edits apart: a cheap filter that
+ * spares most distance computations.
+ */
+function charMask(text: string): number {
+  let mask = 0;
+  for (let i = 0; i < text.length; i += 1) mask |= 1 << (text.charCodeAt(i) & 31);
+  return mask;
+}
+
+function bitCount(value: number): number {
+  let v = value - ((value >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+function normalize(domain: string): string {
+  const lower = domain.trim().toLowerCase();
+  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
+}
+
+function buildIndex(
+  targets: readonly Target[],
+  base: Omit<Index, 'targets' | 'byLength' | 'targetSet'>,
+): Index {
+  const byLength: Target[][] = [];
+  for (const target of targets) {
+    const bucket = byLength[target.domain.length];
+    if (bucket === undefined) byLength[target.domain.length] = [target];
+    else bucket.push(target);
+  }
+  return { ...base, targets, byLength, targetSet: new Set(targets.map((target) => target.domain)) };
+}
+
+function targetsOf(domains: readonly string[], firstRank: number): Target[] {
+  const seen = new Set<string>();
+  const targets: Target[] = [];
+  for (const entry of domains) {
+    const domain = normalize(entry);
+    if (domain === '' || !domain.includes('.') || domain.length > MAX_DOMAIN || seen.has(domain)) continue;
+    seen.add(domain);
+    const maxEdits = editsFor(nameLabel(domain).length);
+    targets.push({ domain, rank: firstRank + targets.length, maxEdits, mask: charMask(domain) });
+  }
+  return targets;
+}
+
+/**
+ * The closest of `candidates` to `input` by {@link osaDistance}, if within `maxEdits`; on a tie the
+ * earlier candidate wins. This is mailcheck's `findClosestDomain`, with a transposition-aware distance.
+ * @example
+ * closestMatch('hotmial', ['yahoo', 'hotmail']); // 'hotmail'
+ * closestMatch('cmo', ['com', 'org'], 1); // 'com'
+ */
+export function closestMatch(input: string, candidates: readonly string[], maxEdits = 2): string | null {
+  let best: string | null = null;
+  let bestDistance = maxEdits + 1;
+  for (const candidate of candidates) {
+    const distance = osaDistance(input, candidate, bestDistance - 1);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+      if (distance === 0) break;
+    }
+  }
+  return best;
+}
+
+/** The best target within its tolerance (plus `bonus`) of `domain`, by distance then rank. */
+function closestTarget(index: Index, domain: string, bonus: number): string | null {
+  let best: Target | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  const length = domain.length;
+  const mask = charMask(domain);
+  const from = Math.max(0, length - MAX_EDITS);
+  const to = Math.min(index.byLength.length - 1, length + MAX_EDITS);
+  for (let size = from; size <= to; size += 1) {
+    const bucket = index.byLength[size];
+    if (bucket === undefined) continue;
+    const gap = Math.abs(size - length);
+    for (const target of bucket) {
+      const allowed = Math.min(target.maxEdits + bonus, bestDistance);
+      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed) continue;
+      const distance = osaDistance(domain, target.domain, allowed);
+      if (distance > allowed) continue;
+      if (
+        distance < bestDistance ||
+        (distance === bestDistance && best !== undefined && target.rank < best.rank)
+      ) {
+        best = target;
+        bestDistance = distance;
+      }
+    }
+  }
+  return best === undefined ? null : best.domain;
+}
+
+/** Edits tolerated when correcting a second-level name: none for 3 letters or fewer, else one. */
+function closestSecondLevel(index: Index, name: string): string | null {
+  let best: string | null = null;
+  let bestDistance = 2;
+  for (const candidate of index.secondLevel) {
+    const allowed = Math.min(candidate.length <= 3 ? 0 : 1, bestDistance - 1);
+    const distance = osaDistance(name, candidate, allowed);
+    if (distance <= allowed) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/**
+ * Second-level pass over `head.suffix`: a mistyped provider name keeps the suffix when the result is a
+ * known domain (`yahooo.de` -> `yahoo.de`), or, for a provider the lists know no domain of, when the suffix
+ * is a listed one (`yajoo.com` -> `yahoo.com`); an exact provider name followed by an unlisted suffix gets
+ * the closest listed suffix (`hotmail.co` -> `hotmail.com`).
+ */
+function secondLevelFix(index: Index, head: string, suffix: string): string | null {
+  const dot = head.lastIndexOf('.');
+  const prefix = head.slice(0, dot + 1);
+  const name = head.slice(dot + 1);
+  if (index.secondLevelSet.has(name)) {
+    if (index.topLevelSet.has(suffix)) return null;
+    const closest = closestMatch(suffix, index.topLevel, 1);
+    return closest === null ? null : `${prefix}${name}.${closest}`;
+  }
+  const provider = closestSecondLevel(index, name);
+  if (provider === null) return null;
+  const candidate = `${prefix}${provider}.${suffix}`;
+  if (index.isKnown(candidate)) return candidate;
+  return !index.knownNames.has(provider) && index.topLevelSet.has(suffix) ? candidate : null;
+}
+
+/**
+ * Two slips that an edit distance scores too high: a doubled ending (`gmail.com.com`) and a left-out dot
+ * (`gmailcom.com`). Only a target is suggested.
+ */
+function slipFix(index: Index, domain: string, name: string, suffix: string): string | null {
+  const last = domain.lastIndexOf('.');
+  const rest = domain.slice(0, last);
+  if (rest.endsWith(domain.slice(last)) && index.targetSet.has(rest)) return rest;
+  if (domain !== `${name}.${suffix}`) return null;
+  for (const ending of index.topLevel) {
+    if (name.length <= ending.length + 1 || !name.endsWith(ending)) continue;
+    const candidate = `${name.slice(0, -ending.length)}.${ending}`;
+    if (index.targetSet.has(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** The suggestion for a normalised domain, uncached. */
+function compute(index: Index, domain: string): string | null {
+  if (domain.length === 0 || domain.length > MAX_DOMAIN || !domain.includes('.')) return null;
+  if (index.isKnown(domain)) return null;
+  const info = parse(domain, PARSE);
+  const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
+  const slip = slipFix(index, domain, info.domainWithoutSuffix ?? '', suffix);
+  if (slip !== null) return slip;
+  // A subdomain of a real provider is not a typo of another one.
+  if (info.domain !== null && info.domain !== domain && index.isKnown(info.domain)) return null;
+  // An ending that is no public suffix cannot receive mail: one more edit is then worth suggesting.
+  const realSuffix = info.isIcann === true;
+  const direct = closestTarget(index, domain, realSuffix ? 0 : 1);
+  if (direct !== null) return direct;
+  const head = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
+  if (head === '' || head.endsWith('.')) return null;
+  if (realSuffix) return secondLevelFix(index, head, suffix);
+  const fixedSuffix = closestMatch(suffix, index.topLevel, 1);
+  if (fixedSuffix === null) return null;
+  const fixed = `${head}.${fixedSuffix}`;
+  if (index.isKnown(fixed)) return fixed;
+  return closestTarget(index, fixed, 0) ?? secondLevelFix(index, head, fixedSuffix) ?? fixed;
+}
+
+function suggesterOf(index: Index): DomainSuggester {
+  const memo = new LRUCache<string, string>({ max: index.cacheSize });
+  const suggester: DomainSuggester = {
+    suggest(domain) {
+      if (typeof domain !== 'string' || domain.length > MAX_DOMAIN + 2) return null;
+      const key = normalize(domain);
+      const cached = memo.get(key);
+      if (cached !== undefined) return cached === '' ? null : cached;
+      const suggestion = compute(index, key);
+      memo.set(key, suggestion ?? '');
+      return suggestion;
+    },
+    extend(domains) {
+      const extra = targetsOf(domains, 0).filter((target) => !index.isKnown(target.domain));
+      if (extra.length === 0) return suggester;
+      const extraSet = new Set(extra.map((target) => target.domain));
+      const shifted = index.targets.map((target) => ({ ...target, rank: target.rank + extra.length }));
+      return suggesterOf(
+        buildIndex([...extra, ...shifted], {
+          ...index,
+          isKnown: (domain) => extraSet.has(domain) || index.isKnown(domain),
+          knownNames: namesOf(extraSet, index.secondLevelSet, index.knownNames),
+        }),
+      );
+    },
+  };
+  return suggester;
+}
+
+/** The second-level names among the name labels of `domains`, added to `names`. */
+function namesOf(
+  domains: Iterable<string>,
+  secondLevel: ReadonlySet<string>,
+  names: ReadonlySet<string> = new Set(),
+): ReadonlySet<string> {
+  const found = new Set(names);
+  if (secondLevel.size === 0) return found;
+  for (const domain of domains) {
+    const name = nameLabel(domain);
+    if (secondLevel.has(name)) found.add(name);
+  }
+  return found;
+}
+
+/**
+ * Builds a suggester over custom lists (the built-in one is {@link defaultSuggester}).
+ * @example
+ * const suggester = createDomainSuggester({ domains: ['gmail.com'], topLevel: ['com'] });
+ * suggester.suggest('gmial.com'); // 'gmail.com'
+ * suggester.suggest('example.cmo'); // 'example.com'
+ */
+export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
+  const cacheSize = lists.cacheSize ?? 10_000;
+  if (!Number.isInteger(cacheSize) || cacheSize < 1)
+    throw new RangeError('cacheSize must be a positive integer');
+  const targets = targetsOf(lists.domains, 0);
+  const known = new Set([
+    ...targets.map((target) => target.domain),
+    ...(lists.protected ?? []).map(normalize),
+  ]);
+  const secondLevel = (lists.secondLevel ?? []).map(normalize).filter((name) => name !== '');
+  const topLevel = (lists.topLevel ?? []).map(normalize).filter((suffix) => suffix !== '');
+  const secondLevelSet = new Set(secondLevel);
+  return suggesterOf(
+    buildIndex(targets, {
+      isKnown: (domain) => known.has(domain),
+      secondLevel,
+      secondLevelSet,
+      topLevel,
+      topLevelSet: new Set(topLevel),
+      knownNames: namesOf(known, secondLevelSet),
+      cacheSize,
+    }),
+  );
+}
+
+let builtIn: DomainSuggester | undefined;
+
+/** The suggester over the built-in lists (popular domains, second-level names, suffixes), built on first use. */
+export function defaultSuggester(): DomainSuggester {
+  builtIn ??= createDomainSuggester(typoData());
+  return builtIn;
+}
+
+/**
+ * Suggests the domain a mistyped one was meant to be, from the built-in lists, or `null`.
+ * Never suggests anything for a popular or otherwise known real domain.
+ * @example
+ * suggestDomain('gmial.com'); // 'gmail.com'
+ * suggestDomain('hotmail.co'); // 'hotmail.com'
+ * suggestDomain('web.com'); // null (a real domain, although mailcheck turns it into hey.com)
+ */
+export function suggestDomain(
+  domain: string,
+  suggester: DomainSuggester = defaultSuggester(),
+): string | null {
+  return suggester.suggest(domain);
+}

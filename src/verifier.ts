@@ -1,0 +1,183 @@
+/**
+ * The verifier: runs the checks in order and stops at the first final verdict.
+ * @module
+ */
+import { DEFAULT_CHECKS } from './checks/index.js';
+import type { Check, CheckState } from './checks/types.js';
+import { MailvetError, OptionsError } from './errors.js';
+import { type ResolvedOptions, resolveOptions, type VerifyOptions } from './options.js';
+import type { Verdict, VerificationResult } from './result.js';
+import { createRuntime, type OwnedRuntime } from './runtime.js';
+import { scoreOf } from './score.js';
+
+/** A verifier with its own caches and connection pools. */
+export interface Verifier {
+  /**
+   * Verifies one address. Never throws for a bad address (that is a result); throws an `OptionsError` when
+   * `overrides` are malformed, and a `MailvetError` with code `disposed` after {@link Verifier.dispose}.
+   */
+  verify(email: string, overrides?: VerifyOptions): Promise<VerificationResult>;
+  /** Closes pooled SMTP sessions and releases caches and timers. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/** Options that shape the verifier's shared resources; they can only be set on `createVerifier`. */
+const VERIFIER_LEVEL = [
+  'resolver',
+  'transport',
+  'concurrency',
+  'perMxConcurrency',
+  'maxRcptPerSession',
+  'idleSessionMs',
+  'catchAllTtlMs',
+];
+
+const NO_VERDICT: Verdict = { status: 'unknown', sub_status: 'smtp_not_checked' };
+const EXCEPTION: Verdict = { status: 'unknown', sub_status: 'exception_occurred' };
+const ABORTED: Verdict = { status: 'unknown', sub_status: 'timeout_exceeded' };
+
+const EDGE_SPACE = /^[\p{Zs}\t\uFEFF]+|[\p{Zs}\t\uFEFF]+$/gu;
+
+/**
+ * Removes leading and trailing spaces and tabs (Unicode space separators and a BOM included), but never
+ * CR, LF or NUL: those must fail the syntax check wherever they are.
+ */
+export function trimInput(input: string): string {
+  const first = input.charCodeAt(0);
+  const last = input.charCodeAt(input.length - 1);
+  if (first > 0x20 && first < 0x7f && last > 0x20 && last < 0x7f) return input;
+  return input.replace(EDGE_SPACE, '');
+}
+
+function checksOf(options: ResolvedOptions): readonly Check[] {
+  const checks = options.checks ?? DEFAULT_CHECKS;
+  return options.disableChecks.size === 0
+    ? checks
+    : checks.filter((check) => !options.disableChecks.has(check.name));
+}
+
+function toResult(state: CheckState, verdict: Verdict): VerificationResult {
+  const result: VerificationResult = {
+    email: state.email,
+    normalized: state.address?.normalized ?? null,
+    user: state.user,
+    domain: state.domain,
+    status: verdict.status,
+    sub_status: verdict.sub_status,
+    score: 0,
+    disposable: state.disposable,
+    role: state.role,
+    free: state.free,
+    accept_all: state.accept_all,
+    did_you_mean: state.did_you_mean,
+    mx_record: state.mx_record,
+    smtp_provider: state.smtp_provider,
+  };
+  result.score = scoreOf(result);
+  if (state.transcript !== null) result.smtp_transcript = state.transcript;
+  return result;
+}
+
+async function run(
+  email: string,
+  options: ResolvedOptions,
+  checks: readonly Check[],
+  runtime: OwnedRuntime,
+): Promise<VerificationResult> {
+  const state: CheckState = {
+    email: trimInput(email),
+    options,
+    runtime,
+    deadline: runtime.now() + options.timeoutMs,
+    signal: options.signal,
+    address: null,
+    user: null,
+    domain: null,
+    allowlisted: false,
+    disposable: false,
+    role: false,
+    free: false,
+    accept_all: false,
+    did_you_mean: null,
+    mx_record: null,
+    smtp_provider: null,
+    mailHosts: null,
+    transcript: options.trace ? [] : null,
+  };
+  for (const check of checks) {
+    if (state.signal?.aborted) return toResult(state, ABORTED);
+    let verdict: Verdict | undefined;
+    try {
+      const outcome = check.run(state);
+      verdict = outcome instanceof Promise ? await outcome : outcome;
+    } catch {
+      return toResult(state, EXCEPTION);
+    }
+    if (verdict !== undefined) return toResult(state, verdict);
+  }
+  return toResult(state, state.signal?.aborted ? ABORTED : NO_VERDICT);
+}
+
+/**
+ * Creates a verifier. `defaults` are validated now (an `OptionsError` names a bad one) and apply to every
+ * call; each call may override them, except the options that shape shared resources (`resolver`,
+ * `transport`, `concurrency`, `perMxConcurrency`, `maxRcptPerSession`, `idleSessionMs`, `catchAllTtlMs`).
+ * @example
+ * const verifier = createVerifier({ smtp: false });
+ * const result = await verifier.verify('someone@example.com');
+ * await verifier.dispose();
+ */
+export function createVerifier(defaults: VerifyOptions = {}): Verifier {
+  const options = resolveOptions(defaults);
+  const checks = checksOf(options);
+  const runtime = createRuntime(options);
+  let disposed = false;
+
+  return {
+    verify(email, overrides) {
+      if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
+      if (typeof email !== 'string') {
+        return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
+      }
+      if (overrides === undefined) return run(email, options, checks, runtime);
+      let merged: ResolvedOptions;
+      try {
+        for (const key of VERIFIER_LEVEL) {
+          if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
+        }
+        merged = resolveOptions({ ...defaults, ...overrides });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return run(email, merged, checksOf(merged), runtime);
+    },
+    async dispose() {
+      if (disposed) return;
+      disposed = true;
+      await runtime.close();
+    },
+  };
+}
+
+let shared: Verifier | undefined;
+
+/**
+ * Verifies one address. Without options it uses one shared verifier (so caches and pools are reused across
+ * calls); with options it makes a verifier for this call and disposes of it after. For many addresses, use
+ * {@link createVerifier}.
+ * @example
+ * const result = await verify('someone@example.com', { smtp: false });
+ * result.status; // 'unknown'
+ */
+export async function verify(email: string, options?: VerifyOptions): Promise<VerificationResult> {
+  if (options === undefined) {
+    shared ??= createVerifier();
+    return shared.verify(email);
+  }
+  const verifier = createVerifier(options);
+  try {
+    return await verifier.verify(email);
+  } finally {
+    await verifier.dispose();
+  }
+}

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { memoryJobStore } from '../../src/bulk/memory-store.js';
+import type { JobRecord } from '../../src/bulk/types.js';
+import { jobStoreContract } from '../../src/testing/job-store-contract.js';
+import { resultFor } from './support.js';
+
+jobStoreContract('memoryJobStore', () => ({ store: memoryJobStore() }));
+
+describe('memoryJobStore beyond the contract', () => {
+  it('refuses to write a position twice, an unknown job, and mismatched arrays', () => {
+    const store = memoryJobStore();
+    store.saveJob({ id: 'j' } as JobRecord);
+    store.putResults('j', [0], [resultFor('a@x.example')]);
+    expect(() => store.putResults('j', [0], [resultFor('a@x.example')])).toThrow(/written already/);
+    expect(() => store.putResults('nope', [0], [resultFor('a@x.example')])).toThrow(RangeError);
+    expect(() => store.putResults('j', [1, 2], [resultFor('a@x.example')])).toThrow(/differ in length/);
+  });
+});

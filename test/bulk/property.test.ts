@@ -1,0 +1,192 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BulkJobManager } from '../../src/bulk/manager.js';
+import { memoryJobStore } from '../../src/bulk/memory-store.js';
+import type { JobStore } from '../../src/bulk/types.js';
+import { FakeClock, manualVerifier, resultFor, settle } from './support.js';
+
+const LOCALS = ['a', 'b', 'A', 'bad', 'grey', ' a ', 'nodomain'];
+const DELAYS = [500, 1500];
+
+type Action =
+  | { kind: 'create'; locals: number[]; autoStart: boolean }
+  | { kind: 'add'; job: number; locals: number[] }
+  | { kind: 'start'; job: number }
+  | { kind: 'answer'; call: number; fail: boolean }
+  | { kind: 'poll'; job: number }
+  | { kind: 'delete'; job: number }
+  | { kind: 'tick' }
+  | { kind: 'turn' };
+
+const locals = fc.array(fc.nat({ max: LOCALS.length - 1 }), { maxLength: 6 });
+const action: fc.Arbitrary<Action> = fc.oneof(
+  fc.record({ kind: fc.constant('create' as const), locals, autoStart: fc.boolean() }),
+  fc.record({ kind: fc.constant('add' as const), job: fc.nat({ max: 5 }), locals }),
+  fc.record({ kind: fc.constant('start' as const), job: fc.nat({ max: 5 }) }),
+  fc.record({ kind: fc.constant('answer' as const), call: fc.nat({ max: 20 }), fail: fc.boolean() }),
+  fc.record({ kind: fc.constant('answer' as const), call: fc.nat({ max: 20 }), fail: fc.constant(false) }),
+  fc.record({ kind: fc.constant('poll' as const), job: fc.nat({ max: 5 }) }),
+  fc.record({ kind: fc.constant('delete' as const), job: fc.nat({ max: 5 }) }),
+  fc.record({ kind: fc.constant('tick' as const) }),
+  fc.record({ kind: fc.constant('turn' as const) }),
+);
+
+/** Addresses of job `n`: each job has its own domain, so verifier calls can be told apart per job. */
+function emailsOf(n: number, picks: readonly number[]): string[] {
+  return picks.map((pick) =>
+    LOCALS[pick] === 'nodomain' ? `nodomain${n}` : `${LOCALS[pick]}@j${n}.example`,
+  );
+}
+
+/** The memory store behind a turn of the event loop on every call, so that calls overlap with everything else. */
+function deferredStore(): JobStore {
+  const inner = memoryJobStore();
+  const later = <R>(run: () => R | Promise<R>) =>
+    new Promise<R>((resolve, reject) =>
+      setImmediate(() => {
+        try {
+          resolve(run());
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
+  return {
+    saveJob: (record) => later(() => inner.saveJob(record)),
+    putResults: (id, positions, results) => later(() => inner.putResults(id, positions, results)),
+    getResults: (id, offset, limit) => later(() => inner.getResults(id, offset, limit)),
+    deleteJob: (id) => later(() => inner.deleteJob(id)),
+  };
+}
+
+interface Tracked {
+  id: string;
+  n: number;
+  inputs: string[];
+  deleted: boolean;
+  lastCompleted: number;
+}
+
+describe('BulkJobManager under random interleavings (property)', () => {
+  it('never loses or duplicates a result, keeps input order, and completed never decreases (sync or async store)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { maxLength: 60 }), fc.boolean(), async (actions, slowStore) => {
+        const clock = new FakeClock();
+        const verifier = manualVerifier();
+        const jobs = new BulkJobManager({
+          verifier,
+          clock,
+          store: slowStore ? deferredStore() : memoryJobStore(),
+          concurrency: 3,
+          perDomainConcurrency: 2,
+          greylistRetry: { delaysMs: DELAYS },
+        });
+        const tracked: Tracked[] = [];
+        const pick = (index: number) => (tracked.length === 0 ? undefined : tracked[index % tracked.length]);
+
+        const check = async (job: Tracked) => {
+          const current = await jobs.get(job.id);
+          if (job.deleted) {
+            expect(current).toBeUndefined();
+            return;
+          }
+          expect(current).toBeDefined();
+          expect(current!.total).toBe(job.inputs.length);
+          expect(current!.completed).toBeGreaterThanOrEqual(job.lastCompleted);
+          expect(current!.progress).toBe(current!.total === 0 ? 0 : current!.completed / current!.total);
+          job.lastCompleted = current!.completed;
+          const partial = await jobs.results(job.id, { partial: true });
+          // Results may land between the two calls: the page holds at least what was completed before it,
+          // and at most what is completed after it.
+          expect(partial.length).toBeGreaterThanOrEqual(current!.completed);
+          expect(partial.length).toBeLessThanOrEqual((await jobs.get(job.id))!.completed);
+          // In input order: the emails of the results are a subsequence of the trimmed inputs.
+          let at = 0;
+          for (const result of partial) {
+            while (at < job.inputs.length && job.inputs[at]!.trim() !== result.email) at++;
+            expect(at).toBeLessThan(job.inputs.length);
+            at++;
+          }
+        };
+
+        for (const step of actions) {
+          if (step.kind === 'create') {
+            const n = tracked.length;
+            const inputs = emailsOf(n, step.locals);
+            const job = await jobs.create({ emails: inputs, autoStart: step.autoStart });
+            expect(job.status).toBe('queued');
+            tracked.push({ id: job.id, n, inputs, deleted: false, lastCompleted: 0 });
+          } else if (step.kind === 'add' || step.kind === 'start' || step.kind === 'delete') {
+            const job = pick(step.job);
+            if (job === undefined) continue;
+            if (job.deleted) {
+              await expect(jobs.delete(job.id)).rejects.toMatchObject({ code: 'job_not_found' });
+            } else if (step.kind === 'delete') {
+              await jobs.delete(job.id);
+              job.deleted = true;
+            } else {
+              // No read first: the call lands wherever the job's store calls happen to be.
+              const more = step.kind === 'add' ? emailsOf(job.n, step.locals) : [];
+              try {
+                await (step.kind === 'add' ? jobs.add(job.id, more) : jobs.start(job.id));
+                if (step.kind === 'add') job.inputs.push(...more);
+              } catch (error) {
+                expect(error).toMatchObject({ code: 'job_finished' });
+                expect(['complete', 'failed']).toContain((await jobs.get(job.id))?.status);
+              }
+            }
+          } else if (step.kind === 'answer') {
+            if (verifier.held.length === 0) continue;
+            const [call] = verifier.held.splice(step.call % verifier.held.length, 1);
+            if (step.fail) call!.reject(new Error('verifier blew up'));
+            else call!.resolve();
+          } else if (step.kind === 'tick') {
+            clock.advance(1000);
+          } else if (step.kind === 'turn') {
+            await settle(1);
+          } else {
+            const job = pick(step.job);
+            if (job !== undefined) await check(job);
+          }
+        }
+
+        // Drain: start everything, answer everything, let every retry fall due.
+        for (const job of tracked) {
+          if (!job.deleted && (await jobs.get(job.id))?.status === 'queued') await jobs.start(job.id);
+        }
+        for (let round = 0; round < 10; round++) {
+          await verifier.releaseAll();
+          clock.advance(2000);
+          await settle();
+        }
+        expect(verifier.held).toHaveLength(0);
+        for (const job of tracked) {
+          await check(job);
+          if (job.deleted) continue;
+          // A job with no addresses stays queued; every other one completes.
+          expect((await jobs.get(job.id))?.status).toBe(job.inputs.length === 0 ? 'queued' : 'complete');
+          if (job.inputs.length === 0) continue;
+          const results = await jobs.results(job.id);
+          expect(results.map((result) => result.email)).toEqual(job.inputs.map((email) => email.trim()));
+          const byAddress = new Map<string, unknown>();
+          results.forEach((result, i) => {
+            const expected = resultFor(job.inputs[i]!);
+            if (result.sub_status === 'exception_occurred') expect(result.email).toBe(expected.email);
+            else expect(result).toEqual(expected);
+            // The same address has the same result at every position.
+            if (byAddress.has(result.email)) expect(result).toEqual(byAddress.get(result.email));
+            byAddress.set(result.email, result);
+          });
+          // Each distinct address of the job was verified once (greylisted ones: once per retry at most).
+          for (const email of new Set(job.inputs.map((input) => input.trim()))) {
+            const calls = verifier.calls.filter((call) => call === email).length;
+            if (email.startsWith('grey')) expect(calls).toBeLessThanOrEqual(1 + DELAYS.length);
+            else expect(calls).toBe(1);
+          }
+        }
+        await jobs.close();
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

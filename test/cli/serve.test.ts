@@ -1,0 +1,109 @@
+import { createServer as createNetServer } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { runCli } from './support.js';
+
+/** Starts `mailvet serve` in process; resolves once it prints where it listens. */
+async function serve(argv: string[], env: Record<string, string>) {
+  const controller = new AbortController();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let printed = '';
+  let errors = '';
+  stderr.on('data', (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
+  const listening = new Promise<string>((resolve) => {
+    stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(printed)?.[1];
+      if (url) resolve(url);
+    });
+  });
+  const exited = main(['serve', ...argv], {
+    stdin: new PassThrough(),
+    stdout,
+    stderr,
+    env,
+    signal: controller.signal,
+  });
+  const url = await Promise.race([
+    listening,
+    exited.then((code) => Promise.reject(new Error(`exited ${code}: ${errors}`))),
+  ]);
+  return { url, stop: () => controller.abort(), exited, output: () => printed };
+}
+
+describe('mailvet serve', () => {
+  it('serves the API with the keys of MAILVET_API_KEYS, prints where it listens, and stops on the signal', async () => {
+    const server = await serve(['--port', '0', '--no-dns'], { MAILVET_API_KEYS: 'key-one,key-two' });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.output()).toContain('(2 API keys); Ctrl-C stops it\n');
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    const denied = await fetch(`${server.url}/v1/verify?email=a@example.com`);
+    expect(denied.status).toBe(401);
+    const verified = await fetch(`${server.url}/v1/verify?email=someone@example.com`, {
+      headers: { authorization: 'Bearer key-two' },
+    });
+    expect(verified.status).toBe(200);
+    expect(await verified.json()).toMatchObject({
+      email: 'someone@example.com',
+      status: 'unknown',
+      sub_status: 'smtp_not_checked',
+    });
+    server.stop();
+    expect(await server.exited).toBe(EXIT.ok);
+    expect(server.output()).toMatch(/mailvet API stopped\n$/);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('takes the port and host from MAILVET_PORT and MAILVET_HOST', async () => {
+    const server = await serve([], {
+      MAILVET_API_KEYS: 'k',
+      MAILVET_PORT: '0',
+      MAILVET_HOST: '127.0.0.1',
+      MAILVET_NO_DNS: '1',
+    });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    server.stop();
+    expect(await server.exited).toBe(EXIT.ok);
+  });
+
+  it('needs API keys, and rejects malformed ones, a bad port, or arguments', async () => {
+    expect(await runCli(['serve', '--port', '0'])).toEqual({
+      code: EXIT.usage,
+      stdout: '',
+      stderr: 'mailvet: serve needs API keys: set MAILVET_API_KEYS=key1,key2\n',
+    });
+    const bad = await runCli(['serve', '--port', '0'], { env: { MAILVET_API_KEYS: 'good,has space' } });
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.stderr).toMatch(/^mailvet: MAILVET_API_KEYS must be 1-256 characters/);
+    expect((await runCli(['serve', '--port', 'http'], { env: { MAILVET_API_KEYS: 'k' } })).stderr).toBe(
+      'mailvet: --port must be an integer 0-65535, got "http"\n',
+    );
+    expect((await runCli(['serve', 'now'], { env: { MAILVET_API_KEYS: 'k' } })).stderr).toBe(
+      'mailvet: serve takes no arguments, got "now"\n',
+    );
+  });
+
+  it('fails with exit 3 when the port is taken', async () => {
+    const blocker = createNetServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const run = await runCli(['serve', '--port', String(port), '--no-dns'], {
+        env: { MAILVET_API_KEYS: 'k' },
+      });
+      expect(run).toEqual({
+        code: EXIT.io,
+        stdout: '',
+        stderr: `mailvet: cannot listen on 127.0.0.1:${port}: the address is in use\n`,
+      });
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,173 @@
+/**
+ * The built `mailvet` executable (dist/cli/bin.js, built by the global setup), run as a real process.
+ */
+import { spawn } from 'node:child_process';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/io.js';
+import type { VerificationResult } from '../../src/result.js';
+import { createVerifier } from '../../src/verifier.js';
+import { parseCsv, tempDir } from './support.js';
+
+const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+
+interface Exit {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function start(args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}) {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<Exit>((resolve) =>
+    child.on('close', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, exited, stdout: () => stdout };
+}
+
+function run(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; nodeArgs?: string[] } = {},
+) {
+  const started = start(args, options);
+  started.child.stdin.end(options.stdin ?? '');
+  return started.exited;
+}
+
+async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(async () => {
+  dir = await tempDir('mailvet-spawn-');
+});
+afterAll(async () => {
+  await dir.remove();
+});
+
+describe('mailvet (spawned)', () => {
+  it('verify prints a summary and exits 1 for an address that is not valid', async () => {
+    const result = await run(['verify', '--no-dns', 'someone@example.com']);
+    expect(result.code).toBe(EXIT.notValid);
+    expect(result.stdout).toMatch(
+      /^someone@example\.com {2}unknown {2}score \d+\n {2}sub_status {2}smtp_not_checked\n/,
+    );
+    const json = await run(['verify', '--no-dns', '--json', 'a@example.com', 'bad@@x']);
+    expect((JSON.parse(json.stdout) as VerificationResult[]).map((entry) => entry.status)).toEqual([
+      'unknown',
+      'invalid',
+    ]);
+  });
+
+  it('prints one line and no stack trace for a user error', async () => {
+    const result = await run(['verify', '--timeout', 'never', 'a@example.com']);
+    expect(result).toEqual({
+      code: EXIT.usage,
+      stdout: '',
+      stderr: 'mailvet: --timeout must be a number of seconds above 0 and at most 600, got "never"\n',
+    });
+    const missing = await run(['bulk', dir.file('nope.csv')]);
+    expect(missing).toMatchObject({
+      code: EXIT.io,
+      stderr: `mailvet: cannot read ${dir.file('nope.csv')}: no such file\n`,
+    });
+  });
+
+  it('bulk turns a CSV into a CSV with the result columns, row by row', async () => {
+    const emails = ['jane@example.com', 'info@mailinator.com', 'x@', 'Bob@gmial.com', 'josé@exämple.com'];
+    const input = dir.file('in.csv');
+    await writeFile(
+      input,
+      `id;email;note\n${emails.map((email, index) => `${index};${email};"a;b"`).join('\n')}\n`,
+    );
+    const out = dir.file('out.csv');
+    const result = await run(['bulk', input, '-o', out, '--no-dns']);
+    expect(result.code).toBe(EXIT.ok);
+    expect(result.stderr).toMatch(/total +5 +100\.0%\n5 rows verified in/);
+    const rows = parseCsv(await readFile(out, 'utf8'));
+    const header = rows[0]!;
+    expect(header.slice(0, 4)).toEqual(['id', 'email', 'note', 'normalized']);
+    const verifier = createVerifier({ dns: false, smtp: false });
+    for (const [index, email] of emails.entries()) {
+      const row = rows[index + 1]!;
+      const expected = await verifier.verify(email);
+      expect(row.slice(0, 3)).toEqual([String(index), email, 'a;b']);
+      const cell = (name: keyof VerificationResult) => row[header.indexOf(name)];
+      expect([
+        cell('status'),
+        cell('sub_status'),
+        cell('score'),
+        cell('did_you_mean'),
+        cell('normalized'),
+      ]).toEqual([
+        expected.status,
+        expected.sub_status ?? '',
+        String(expected.score),
+        expected.did_you_mean ?? '',
+        expected.normalized ?? '',
+      ]);
+    }
+    await verifier.dispose();
+    expect(rows).toHaveLength(emails.length + 1);
+  });
+
+  it('bulk on Ctrl-C writes what is done, exits 130, and --resume finishes the same file', async () => {
+    const lines = Array.from({ length: 3000 }, (_, index) => `user${index}@example.com`);
+    const out = dir.file('interrupted.csv');
+    const args = ['bulk', '-', '-o', out, '--no-dns'];
+    const first = start(args);
+    first.child.stdin.write(`${lines.slice(0, 2000).join('\n')}\n`); // stdin stays open: the run waits for more
+    await until(
+      async () =>
+        (await stat(out).catch(() => undefined))?.size !== undefined && (await stat(out)).size > 1000,
+      'output',
+    );
+    first.child.kill('SIGINT');
+    const interrupted = await first.exited;
+    expect(interrupted.code).toBe(EXIT.interrupted);
+    const done = Number(/interrupted; (\d+) rows are in/.exec(interrupted.stderr)?.[1]);
+    expect(done).toBeGreaterThan(0);
+    expect(done).toBeLessThanOrEqual(2000);
+    expect(interrupted.stderr).toContain(`Resume with:\n  mailvet bulk - -o ${out} --no-dns --resume\n`);
+    expect(parseCsv(await readFile(out, 'utf8'))).toHaveLength(done + 1);
+
+    const resumed = await run([...args, '--resume'], { stdin: `${lines.join('\n')}\n` });
+    expect(resumed.code).toBe(EXIT.ok);
+    expect(resumed.stderr).toContain(`${3000 - done} rows verified in`);
+    const fresh = await run(['bulk', '-', '--no-dns'], { stdin: `${lines.join('\n')}\n` });
+    expect(await readFile(out, 'utf8')).toBe(fresh.stdout);
+  });
+
+  it('serve listens, answers, and stops on SIGTERM', async () => {
+    const server = start(['serve', '--port', '0', '--no-dns'], { env: { MAILVET_API_KEYS: 'spawned-key' } });
+    await until(() => /listening on http:\/\/\S+/.test(server.stdout()), 'the server');
+    const url = /listening on (http:\/\/\S+)/.exec(server.stdout())![1]!;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const response = await fetch(`${url}/v1/verify?email=someone@example.com`, {
+      headers: { authorization: 'Bearer spawned-key' },
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as VerificationResult).sub_status).toBe('smtp_not_checked');
+    server.child.kill('SIGTERM');
+    const stopped = await server.exited;
+    expect(stopped.code).toBe(EXIT.ok);
+    expect(stopped.stdout).toMatch(/mailvet API stopped\n$/);
+  });
+});

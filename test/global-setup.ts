@@ -1,0 +1,16 @@
+import { execFileSync } from 'node:child_process';
+
+/**
+ * Builds dist/ once, so that tests of the spawned CLI run the real, built `mailvet` bin. A type error does
+ * not stop the run here (tsc still emits); `npm run typecheck` is the gate for those.
+ */
+export default function setup(): void {
+  try {
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'pipe' });
+  } catch (error) {
+    const output = (error as { stdout?: Buffer }).stdout?.toString() ?? '';
+    process.stderr.write(
+      `global-setup: tsc reported errors; dist/ may be incomplete\n${output.slice(0, 2000)}\n`,
+    );
+  }
+}

@@ -1,0 +1,74 @@
+import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CSV_COLUMNS, csvField, csvHeader, csvRow } from '../../src/http/csv.js';
+import type { VerificationResult } from '../../src/result.js';
+
+const RESULT: VerificationResult = {
+  email: 'Ann@Example.com',
+  normalized: 'Ann@example.com',
+  user: 'Ann',
+  domain: 'example.com',
+  status: 'valid',
+  sub_status: null,
+  score: 95,
+  disposable: false,
+  role: false,
+  free: true,
+  accept_all: false,
+  did_you_mean: null,
+  mx_record: 'mx.example.com',
+  smtp_provider: null,
+};
+
+describe('csvField', () => {
+  it('writes null as an empty field and numbers and booleans as is', () => {
+    expect(csvField(null)).toBe('');
+    expect(csvField(42)).toBe('42');
+    expect(csvField(true)).toBe('true');
+  });
+
+  it('quotes fields with a comma, a quote, CR or LF, doubling quotes (RFC 4180)', () => {
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"@x.com')).toBe('"say ""hi""@x.com"');
+    expect(csvField('a\nb')).toBe('"a\nb"');
+    expect(csvField('plain@example.com')).toBe('plain@example.com');
+  });
+
+  it.each([
+    ['=HYPERLINK("http://evil")', `"'=HYPERLINK(""http://evil"")"`],
+    ['+1+2@x.com', "'+1+2@x.com"],
+    ['-a@example.com', "'-a@example.com"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tcmd', "'\tcmd"],
+    ['\r=1', `"'\r=1"`],
+  ])('defuses the formula-looking %j', (value, expected) => {
+    expect(csvField(value)).toBe(expected);
+  });
+
+  it('leaves unicode as is', () => {
+    expect(csvField('用户@例子.广告')).toBe('用户@例子.广告');
+  });
+});
+
+describe('rows', () => {
+  it('writes a header and rows with CRLF in the documented column order', () => {
+    expect(csvHeader()).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
+    expect(csvRow(RESULT)).toBe(
+      'Ann@Example.com,Ann@example.com,Ann,example.com,valid,,95,false,false,true,false,,mx.example.com,\r\n',
+    );
+  });
+
+  it('round-trips any string through a real CSV parser (with the formula prefix as the only change)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (email) => {
+        const text = csvHeader() + csvRow({ ...RESULT, email });
+        const rows = parse(text, { columns: true }) as Record<string, string>[];
+        expect(rows).toHaveLength(1);
+        const expected = /^[=+\-@\t\r]/.test(email) ? `'${email}` : email;
+        expect(rows[0]?.email).toBe(expected);
+        expect(rows[0]?.score).toBe('95');
+      }),
+    );
+  });
+});

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { booleanParam, integerParam, numberParam, queryParam } from '../../src/http/params.js';
+
+const url = (query: string) => new URL(`http://localhost/x?${query}`);
+
+describe('query parameters', () => {
+  it('refuses a parameter given twice', () => {
+    expect(() => queryParam(url('email=a&email=b'), 'email')).toThrow('email must be given at most once');
+    expect(queryParam(url('email=a%2Bb%40x.com'), 'email')).toBe('a+b@x.com');
+    expect(queryParam(url(''), 'email')).toBeNull();
+  });
+
+  it('reads integers within bounds', () => {
+    expect(integerParam(url(''), 'limit', 7, 1, 10)).toBe(7);
+    expect(integerParam(url('limit=10'), 'limit', 7, 1, 10)).toBe(10);
+    for (const bad of ['0', '11', '-1', '1.5', '1e1', '', 'x', '0x5', ' 5', '99999999999999999999']) {
+      expect(() => integerParam(url(`limit=${encodeURIComponent(bad)}`), 'limit', 7, 1, 10)).toThrow(
+        'limit must be an integer from 1 to 10',
+      );
+    }
+  });
+
+  it('reads numbers within bounds', () => {
+    expect(numberParam(url('timeout=2.5'), 'timeout', 10, 1, 60)).toBe(2.5);
+    expect(numberParam(url('timeout=60'), 'timeout', 10, 1, 60)).toBe(60);
+    for (const bad of ['0.5', '61', '-1', 'NaN', 'Infinity', '1e1', '', '.5', '5.']) {
+      expect(() => numberParam(url(`timeout=${bad}`), 'timeout', 10, 1, 60)).toThrow(
+        'timeout must be a number from 1 to 60',
+      );
+    }
+  });
+
+  it('reads booleans', () => {
+    expect(booleanParam(url(''), 'partial')).toBe(false);
+    expect(booleanParam(url('partial=true'), 'partial')).toBe(true);
+    expect(booleanParam(url('partial=false'), 'partial')).toBe(false);
+    expect(() => booleanParam(url('partial=1'), 'partial')).toThrow('partial must be true or false');
+  });
+});

@@ -1,0 +1,243 @@
+import { describe, expect, it } from 'vitest';
+import { SmtpError } from '../../src/errors.js';
+import { SUB_STATUS_OF } from '../../src/result.js';
+import { CLASSIFICATION_RULES, classifyError, classifyReply, explainReply } from '../../src/smtp/classify.js';
+import { parseReply } from '../../src/smtp/reply.js';
+import type { SmtpStage } from '../../src/smtp/types.js';
+
+const reply = (line: string) => parseReply([line]);
+
+/** [rule id, stage, reply line, outcome]: real-world replies, at least one per row of docs/classification.md. */
+const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
+  ['accepted', 'rcpt', '250 2.1.5 Recipient OK', 'accepted'],
+  ['accepted', 'rcpt', '251 2.1.5 User not local; will forward', 'accepted'],
+  ['accepted', 'greeting', '220 mx.google.com ESMTP', 'accepted'],
+  [
+    'temp-greylist-text',
+    'rcpt',
+    '450 4.2.0 <a@b.example>: Recipient address rejected: Greylisted, see http://postgrey.schweikert.ch/',
+    'greylisted',
+  ],
+  ['temp-greylist-text', 'rcpt', '451 Graylisted, please try again in 5 minutes', 'greylisted'],
+  ['temp-greylist-text', 'mail', '421 4.7.0 greylisting in action', 'greylisted'],
+  [
+    'temp-antispam-text',
+    'rcpt',
+    '451 4.7.1 Client host [198.51.100.7] blocked using zen.spamhaus.org',
+    'antispam_system',
+  ],
+  [
+    'temp-antispam-text',
+    'greeting',
+    '421 4.7.0 [TSS04] Messages from 198.51.100.7 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes (reputation)',
+    'antispam_system',
+  ],
+  ['temp-greylist-code', 'rcpt', '451 4.7.1 Please try again later', 'greylisted'],
+  ['temp-greylist-code', 'rcpt', '450 4.2.0 Mailbox temporarily unavailable', 'greylisted'],
+  [
+    'temp-other',
+    'rcpt',
+    '451 4.3.0 Temporary local problem - please try later',
+    'mail_server_temporary_error',
+  ],
+  ['temp-other', 'rcpt', '452 4.2.2 Mailbox full, try later', 'mail_server_temporary_error'],
+  [
+    'temp-other',
+    'greeting',
+    '421 4.3.2 Service not available, closing transmission channel',
+    'mail_server_temporary_error',
+  ],
+  ['temp-other', 'mail', '451 4.7.1 try again later', 'mail_server_temporary_error'],
+  [
+    'perm-antispam-text',
+    'rcpt',
+    '550 5.7.1 Service unavailable; Client host [198.51.100.7] blocked using Spamhaus',
+    'antispam_system',
+  ],
+  [
+    'perm-antispam-text',
+    'rcpt',
+    '550 Message rejected because 198.51.100.7 is listed in an RBL',
+    'antispam_system',
+  ],
+  ['perm-antispam-text', 'rcpt', '554 5.7.1 Your IP has a poor reputation', 'antispam_system'],
+  ['perm-antispam-text', 'rcpt', '550 5.1.1 sender IP is on our blacklist', 'antispam_system'],
+  ['perm-antispam-text', 'rcpt', '553 spam detected', 'antispam_system'],
+  ['perm-refused-us', 'greeting', '554 5.7.1 mx.example.com ESMTP not accepting messages', 'antispam_system'],
+  ['perm-refused-us', 'greeting', '554 mx.example.com', 'antispam_system'],
+  [
+    'perm-refused-us',
+    'ehlo',
+    '550 5.5.2 Helo command rejected: need fully-qualified hostname',
+    'antispam_system',
+  ],
+  [
+    'perm-refused-us',
+    'mail',
+    '553 5.1.8 <verify@probe.example>: Sender address rejected: Domain not found',
+    'antispam_system',
+  ],
+  ['perm-refused-us', 'mail', '550 5.1.0 Sender rejected', 'antispam_system'],
+  ['perm-policy-code', 'rcpt', '554 5.7.1 <a@b.example>: Relay access denied', 'antispam_system'],
+  ['perm-policy-code', 'rcpt', '550 5.7.1 Unable to relay', 'antispam_system'],
+  [
+    'perm-policy-code',
+    'rcpt',
+    '550 5.7.1 <a@b.example>: Recipient address rejected: Access denied',
+    'antispam_system',
+  ],
+  ['perm-policy-code', 'rcpt', '550 5.7.1 No such user here', 'antispam_system'],
+  ['perm-policy-code', 'rcpt', '553 5.1.7 The sender address is malformed', 'antispam_system'],
+  [
+    'perm-address-code',
+    'rcpt',
+    '550 5.1.1 The email account that you tried to reach does not exist',
+    'mailbox_not_found',
+  ],
+  [
+    'perm-address-code',
+    'rcpt',
+    '550 5.1.1 <bob@example.com>: Recipient address rejected: User unknown in virtual mailbox table',
+    'mailbox_not_found',
+  ],
+  [
+    'perm-address-code',
+    'rcpt',
+    '550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup',
+    'mailbox_not_found',
+  ],
+  ['perm-address-code', 'rcpt', '553 5.1.3 mailbox name not allowed', 'mailbox_not_found'],
+  [
+    'perm-disabled-code',
+    'rcpt',
+    '550 5.2.1 The email account that you tried to reach is disabled',
+    'mailbox_disabled',
+  ],
+  ['perm-disabled-code', 'rcpt', '550 5.2.1 mailbox unavailable', 'mailbox_disabled'],
+  [
+    'perm-quota-code',
+    'rcpt',
+    '552 5.2.2 The email account that you tried to reach is over quota',
+    'mailbox_quota_exceeded',
+  ],
+  ['perm-quota-code', 'rcpt', '550 5.2.2 mailbox full', 'mailbox_quota_exceeded'],
+  ['perm-disabled-text', 'rcpt', '550 This account has been disabled or discontinued', 'mailbox_disabled'],
+  ['perm-disabled-text', 'rcpt', '554 delivery error: dd This user is inactive', 'mailbox_disabled'],
+  ['perm-disabled-text', 'rcpt', '550 5.0.0 account suspended', 'mailbox_disabled'],
+  ['perm-quota-text', 'rcpt', '554 5.0.0 Mailbox is full', 'mailbox_quota_exceeded'],
+  [
+    'perm-quota-text',
+    'rcpt',
+    '550 Requested action not taken: insufficient system storage',
+    'mailbox_quota_exceeded',
+  ],
+  ['perm-not-found-text', 'rcpt', '550 Requested action not taken: mailbox unavailable', 'mailbox_not_found'],
+  ['perm-not-found-text', 'rcpt', '550 No such user here', 'mailbox_not_found'],
+  [
+    'perm-not-found-text',
+    'rcpt',
+    "554 delivery error: dd This user doesn't have a yahoo.com account",
+    'mailbox_not_found',
+  ],
+  [
+    'perm-not-found-text',
+    'rcpt',
+    '550 5.4.1 Recipient address rejected: Access denied. AS(201806281)',
+    'mailbox_not_found',
+  ],
+  ['perm-not-found-text', 'rcpt', '511 sorry, no mailbox here by that name', 'mailbox_not_found'],
+  ['perm-not-found-text', 'rcpt', '553 address does not exist', 'mailbox_not_found'],
+  ['perm-not-found-text', 'rcpt', '550 Invalid recipient', 'mailbox_not_found'],
+  ['perm-relay-text', 'rcpt', '550 relaying denied', 'antispam_system'],
+  [
+    'perm-relay-text',
+    'rcpt',
+    "553 sorry, that domain isn't in my list of allowed rcpthosts; no valid cert for gatewaying (#5.7.1) relay",
+    'antispam_system',
+  ],
+  ['perm-552', 'rcpt', '552 Requested mail action aborted', 'mailbox_quota_exceeded'],
+  ['perm-550-551-553', 'rcpt', '550 Rejected', 'mailbox_not_found'],
+  ['perm-550-551-553', 'rcpt', '551 User not local; please try <forward@example.org>', 'mailbox_not_found'],
+  ['perm-550-551-553', 'rcpt', '553 Requested action not taken', 'mailbox_not_found'],
+  ['perm-554', 'rcpt', '554 Transaction failed', 'antispam_system'],
+  ['perm-554', 'rcpt', '554 5.0.0 Error', 'antispam_system'],
+  ['none', 'rcpt', '500 5.5.2 Syntax error, command unrecognized', 'smtp_protocol_error'],
+  ['none', 'rcpt', '503 5.5.1 Bad sequence of commands', 'smtp_protocol_error'],
+  ['none', 'rcpt', '354 Start mail input', 'smtp_protocol_error'],
+  ['none', 'greeting', '250 hello without a greeting', 'smtp_protocol_error'],
+  ['none', 'rset', '502 5.5.1 RSET not implemented', 'smtp_protocol_error'],
+];
+
+describe('classifyReply', () => {
+  it.each(EXAMPLES)('row %s: at %s, %j is %s', (rule, stage, line, outcome) => {
+    const explained = explainReply(reply(line), stage);
+    expect(explained.outcome).toBe(outcome);
+    expect(explained.rule?.id ?? 'none').toBe(rule);
+    expect(classifyReply(reply(line), stage)).toBe(outcome);
+  });
+
+  it('has an example for every row of the table', () => {
+    const covered = new Set(EXAMPLES.map(([rule]) => rule));
+    for (const rule of CLASSIFICATION_RULES) expect(covered, rule.id).toContain(rule.id);
+  });
+
+  it('never gives an invalid verdict for a refusal at the greeting, EHLO or MAIL FROM', () => {
+    const lines = [
+      '550 5.1.1 user unknown',
+      '552 5.2.2 full',
+      '550 5.2.1 disabled',
+      '553 no such user',
+      '550 nope',
+    ];
+    for (const stage of ['greeting', 'ehlo', 'mail'] as const) {
+      for (const line of lines) {
+        const outcome = classifyReply(reply(line), stage);
+        expect(outcome === 'accepted' ? 'accepted' : SUB_STATUS_OF[outcome]).toBe('unknown');
+      }
+    }
+  });
+
+  it('never gives an invalid verdict for a 4xx', () => {
+    for (const line of [
+      '450 4.1.1 user unknown',
+      '452 4.2.2 over quota',
+      '450 4.2.1 mailbox disabled',
+      '421 bye',
+    ]) {
+      const outcome = classifyReply(reply(line), 'rcpt');
+      expect(outcome === 'accepted' ? 'accepted' : SUB_STATUS_OF[outcome]).toBe('unknown');
+    }
+  });
+});
+
+describe('classifyError', () => {
+  it.each([
+    ['connection', 'failed_smtp_connection'],
+    ['tls', 'failed_smtp_connection'],
+    ['no_greeting', 'mail_server_did_not_respond'],
+    ['timeout', 'timeout_exceeded'],
+    ['aborted', 'timeout_exceeded'],
+    ['disconnect', 'forcible_disconnect'],
+    ['protocol', 'smtp_protocol_error'],
+    ['smtputf8', 'smtp_not_checked'],
+    ['unsafe_argument', 'exception_occurred'],
+    ['rejected', 'mail_server_temporary_error'],
+  ] as const)('kind %s is %s', (kind, subStatus) => {
+    expect(classifyError(new SmtpError(kind, 'x'))).toBe(subStatus);
+  });
+
+  it('classifies a rejection by its reply and stage', () => {
+    const at = (line: string, stage: SmtpStage) =>
+      classifyError(new SmtpError('rejected', 'x', { smtpReply: reply(line), stage }));
+    expect(at('554 5.7.1 go away', 'greeting')).toBe('antispam_system');
+    expect(at('421 4.3.2 busy', 'greeting')).toBe('mail_server_temporary_error');
+    expect(at('421 4.7.0 too many recipients', 'rcpt')).toBe('mail_server_temporary_error');
+    expect(at('550 5.5.2 bad helo', 'ehlo')).toBe('antispam_system');
+    expect(at('250 odd', 'greeting')).toBe('smtp_protocol_error');
+  });
+
+  it('gives exception_occurred for anything that is not an SmtpError', () => {
+    expect(classifyError(new Error('boom'))).toBe('exception_occurred');
+    expect(classifyError('boom')).toBe('exception_occurred');
+  });
+});
