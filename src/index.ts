@@ -8,6 +8,42 @@
  * @module mailvet
  */
 
+// Bulk jobs
+export {
+  type BulkLimit,
+  JobFailedError,
+  JobFinishedError,
+  JobInputError,
+  JobNotCompleteError,
+  JobNotFoundError,
+  LimitError,
+  StoreError,
+} from './bulk/errors.js';
+export { BulkJobManager } from './bulk/manager.js';
+export { memoryJobStore } from './bulk/memory-store.js';
+export { BULK_DEFAULTS } from './bulk/options.js';
+export {
+  type Awaitable,
+  type BulkJobManagerApi,
+  type BulkJobManagerOptions,
+  type BulkVerifier,
+  type Clock,
+  type CreateJobInput,
+  type GreylistRetryOptions,
+  JOB_STATUSES,
+  type Job,
+  type JobAccess,
+  type JobError,
+  type JobEventName,
+  type JobList,
+  type JobListener,
+  type JobRecord,
+  type JobStatus,
+  type JobStore,
+  type ListJobsOptions,
+  type ResultsOptions,
+  type StreamOptions,
+} from './bulk/types.js';
 // Verification
 export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';
 export { parseAddress, SYNTAX_FAILURES, type SyntaxFailure } from './checks/syntax.js';

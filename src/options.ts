@@ -299,6 +299,34 @@ function seam<T>(value: unknown, key: string, methods: readonly string[]): T | u
   return value as T;
 }
 
+function signalOption(signal: unknown): AbortSignal | undefined {
+  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && 'aborted' in signal)) {
+    throw new OptionsError('signal', 'must be an AbortSignal');
+  }
+  return signal as AbortSignal | undefined;
+}
+
+const BUDGET_KEYS = new Set(['timeoutMs', 'signal']);
+
+/**
+ * The per-call fast path: when `overrides` set nothing but `timeoutMs` and/or `signal` (what an HTTP request
+ * carries), validates just those and returns `base` with them applied, without re-resolving everything.
+ * Returns `undefined` when `overrides` hold any other key, so the caller falls back to {@link resolveOptions}.
+ */
+export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
+  let keys = 0;
+  for (const key in overrides) {
+    if (!BUDGET_KEYS.has(key)) return undefined;
+    keys++;
+  }
+  if (keys === 0) return base;
+  return {
+    ...base,
+    timeoutMs: overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000),
+    signal: overrides.signal === undefined ? base.signal : signalOption(overrides.signal),
+  };
+}
+
 /**
  * Validates options once and fills in defaults. Throws an {@link OptionsError} naming the first bad option.
  * Unknown keys are errors too, so that a misspelt option never goes unnoticed.
@@ -314,10 +342,7 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
   if (tls !== 'never' && tls !== 'opportunistic' && tls !== 'required') {
     throw new OptionsError('tls', "must be 'never', 'opportunistic' or 'required'");
   }
-  const signal = options.signal;
-  if (signal !== undefined && !(typeof signal === 'object' && signal !== null && 'aborted' in signal)) {
-    throw new OptionsError('signal', 'must be an AbortSignal');
-  }
+  const signal = signalOption(options.signal);
   return {
     dns: bool(options, 'dns'),
     smtp: bool(options, 'smtp'),

@@ -5,7 +5,7 @@
 import { DEFAULT_CHECKS } from './checks/index.js';
 import type { Check, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
-import { type ResolvedOptions, resolveOptions, type VerifyOptions } from './options.js';
+import { applyBudget, type ResolvedOptions, resolveOptions, type VerifyOptions } from './options.js';
 import type { Verdict, VerificationResult } from './result.js';
 import { createRuntime, type OwnedRuntime } from './runtime.js';
 import { scoreOf } from './score.js';
@@ -142,6 +142,8 @@ export function createVerifier(defaults: VerifyOptions = {}): Verifier {
       if (overrides === undefined) return run(email, options, checks, runtime);
       let merged: ResolvedOptions;
       try {
+        const budgeted = applyBudget(options, overrides);
+        if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
         for (const key of VERIFIER_LEVEL) {
           if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
         }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isMailvetError, OptionsError } from '../src/errors.js';
-import { DEFAULTS, resolveOptions, type VerifyOptions } from '../src/options.js';
+import { applyBudget, DEFAULTS, resolveOptions, type VerifyOptions } from '../src/options.js';
 
 function optionError(options: unknown): OptionsError {
   try {
@@ -75,5 +75,24 @@ describe('resolveOptions', () => {
     expect(optionError(null).option).toBe('options');
     expect(optionError([]).option).toBe('options');
     expect(optionError('smtp').option).toBe('options');
+  });
+});
+
+describe('applyBudget', () => {
+  it('applies timeoutMs and signal alone without re-resolving', () => {
+    const base = resolveOptions({ smtp: false });
+    const signal = new AbortController().signal;
+    const budgeted = applyBudget(base, { timeoutMs: 2_000, signal });
+    expect(budgeted).toMatchObject({ smtp: false, timeoutMs: 2_000, signal });
+    expect(applyBudget(base, {})).toBe(base);
+    expect(applyBudget(base, { timeoutMs: 5, smtp: true })).toBeUndefined();
+  });
+
+  it('validates the budget like resolveOptions does', () => {
+    const base = resolveOptions();
+    expect(() => applyBudget(base, { timeoutMs: 0 })).toThrow(/^timeoutMs must be an integer/);
+    expect(() => applyBudget(base, { signal: 'x' as unknown as AbortSignal })).toThrow(
+      /^signal must be an AbortSignal/,
+    );
   });
 });

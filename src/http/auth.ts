@@ -90,9 +90,13 @@ export function validateKeys(keys: unknown): readonly string[] {
 export function bearerKeys(keys: readonly string[]): Authenticate {
   const valid = [...validateKeys(keys)];
   if (valid.length === 0) throw new OptionsError('apiKeys', 'must hold at least one key');
-  const tenants = Promise.all(valid.map(async (key) => hex(await sha256(key))));
+  let tenants: readonly string[] | undefined;
+  const digests = Promise.all(valid.map(async (key) => hex(await sha256(key)))).then((list) => {
+    tenants = list;
+    return list;
+  });
   const width = Math.max(...valid.map((key) => key.length));
-  return async (request) => {
+  return (request) => {
     const match = BEARER.exec(request.headers.get('authorization') ?? '');
     const token = match?.[1];
     if (token === undefined || token.length > width) return null;
@@ -101,6 +105,8 @@ export function bearerKeys(keys: readonly string[]): Authenticate {
       const equal = difference(token, valid[i] as string, width) === 0;
       found = equal ? i : found;
     }
-    return found === -1 ? null : ((await tenants)[found] as string);
+    if (found === -1) return null;
+    // The digests are ready after the first request; until then, wait for them.
+    return tenants === undefined ? digests.then((list) => list[found] as string) : (tenants[found] as string);
   };
 }

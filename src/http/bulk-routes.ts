@@ -107,8 +107,8 @@ export const getJob: Operation = async (context) => {
 
 /** `GET /v1/bulk?offset=&limit=` → `{ jobs, offset, limit, total }`, oldest first. */
 export const listJobs: Operation = async (context) => {
-  const offset = integerParam(context.url, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-  const limit = integerParam(context.url, 'limit', JOBS_PAGE.default, 1, JOBS_PAGE.max);
+  const offset = integerParam(context.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const limit = integerParam(context.query, 'limit', JOBS_PAGE.default, 1, JOBS_PAGE.max);
   const { jobs, total } = await context.services.jobs.list({ ...access(context), offset, limit });
   return context.json(200, { jobs, offset, limit, total });
 };

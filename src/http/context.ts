@@ -22,7 +22,8 @@ export interface Services {
 /** One request, after routing and authentication. */
 export interface Context {
   readonly request: Request;
-  readonly url: URL;
+  /** The query string's parameters. */
+  readonly query: URLSearchParams;
   /** Decoded path parameters. */
   readonly params: Readonly<Record<string, string>>;
   /** The caller's tenant (`undefined` on routes without authentication). */

@@ -11,11 +11,12 @@ import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
 import type { Context, Operation, Services } from './context.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
+import { isLightRequest } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
+import { pathAndQuery } from './params.js';
 import { createRateLimiter } from './rate-limit.js';
 import { REQUEST_ID_HEADER, type RequestIdGenerator, randomRequestId, requestIdOf } from './request-id.js';
-import { isLightRequest } from './light.js';
 import { emptyResponse, jsonResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
@@ -155,29 +156,34 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     openapi: openApiDocument(limits),
     creating: new Map(),
   };
+  const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
   let closed = false;
 
-  async function respond(request: Request, requestId: string): Promise<Response> {
+  async function respond(request: Request): Promise<Response> {
+    const requestId = requestIdOf(request, generateId);
     let headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
     try {
       if (closed) throw new HttpError('service_unavailable', 'the server is shutting down');
-      const url = new URL(request.url);
-      const match = router.match(request.method, url.pathname);
-      const needsAuth = match.kind === 'found' ? match.route.auth : isV1(url.pathname);
+      const { pathname, query } = pathAndQuery(request.url);
+      const match = router.match(request.method, pathname);
+      const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
       let tenant: string | undefined;
       if (needsAuth) {
-        const who = await authenticate(request);
+        const answer = authenticate(request);
+        const who = answer instanceof Promise ? await answer : answer;
         if (typeof who !== 'string' || who === '') {
           throw new HttpError('unauthorized', undefined, { headers: { 'www-authenticate': 'Bearer' } });
         }
         tenant = who;
-        const decision = limiter.take(tenant);
-        headers = { ...headers, ...decision.headers };
-        if (!decision.allowed) {
-          throw new HttpError('rate_limited', undefined, {
-            headers: { 'retry-after': String(decision.retryAfter) },
-          });
+        if (limiting) {
+          const decision = limiter.take(tenant);
+          headers = { ...headers, ...decision.headers };
+          if (!decision.allowed) {
+            throw new HttpError('rate_limited', undefined, {
+              headers: { 'retry-after': String(decision.retryAfter) },
+            });
+          }
         }
       }
       if (match.kind === 'not_found') throw new HttpError('not_found', 'no such route');
@@ -190,12 +196,13 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       const common: Readonly<Record<string, string>> = headers;
       const context: Context = {
         request,
-        url,
+        query,
         params: match.params,
         tenant,
         headers,
         services,
-        json: (status, body, extra) => jsonResponse(status, body, extra === undefined ? common : { ...common, ...extra }, light),
+        json: (status, body, extra) =>
+          jsonResponse(status, body, extra === undefined ? common : { ...common, ...extra }, light),
       };
       return await OPERATIONS[match.route.operationId](context);
     } catch (error) {
@@ -203,17 +210,19 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     }
   }
 
-  const handler = async (request: Request): Promise<Response> => {
-    const requestId = requestIdOf(request, generateId);
-    const response = await respond(request, requestId);
-    if (request.method !== 'HEAD') return response;
+  /** The answer to HEAD: the GET response's status and headers, without its body. */
+  async function head(request: Request): Promise<Response> {
+    const response = await respond(request);
     await response.body?.cancel();
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       headers[name] = value;
     });
     return emptyResponse(response.status, headers);
-  };
+  }
+
+  const handler = (request: Request): Promise<Response> =>
+    request.method === 'HEAD' ? head(request) : respond(request);
   return Object.assign(handler, {
     async close() {
       if (closed) return;

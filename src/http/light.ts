@@ -15,6 +15,14 @@ const REAL = Symbol('mailvet.real');
 const CONTROLLER = Symbol('mailvet.controller');
 const HEADERS = Symbol('mailvet.headers');
 
+/** Where lightweight headers read from. */
+export interface HeaderSource {
+  /** The value of header `name` (lower case), or `null`; several lines of one header joined with `, `. */
+  get(name: string): string | null;
+  /** Every header line as a name/value pair, in arrival order (to build the real `Headers`). */
+  pairs(): [string, string][];
+}
+
 /** The parts of a request, as the Node listener reads them. */
 export interface RequestSource {
   readonly method: string;
@@ -42,6 +50,11 @@ export interface LightParts {
   readonly status: number;
   readonly text: string;
   readonly headers: Record<string, string>;
+}
+
+interface LightHeadersState {
+  [SOURCE]: HeaderSource;
+  [REAL]?: Headers;
 }
 
 interface LightResponseState {
@@ -73,6 +86,11 @@ function realRequest(state: LightRequestState): Request {
     }
     state[REAL] = new Request(source.url, init);
   }
+  return state[REAL];
+}
+
+function realHeaders(state: LightHeadersState): Headers {
+  state[REAL] ??= new Headers(state[SOURCE].pairs());
   return state[REAL];
 }
 
@@ -110,6 +128,22 @@ function delegate<T extends object>(proto: object, base: object, real: (self: ne
     }
   }
 }
+
+const HEADERS_PROTO: object = Object.create(Headers.prototype, {
+  get: {
+    value(this: LightHeadersState, name: string) {
+      return this[REAL] === undefined ? this[SOURCE].get(String(name).toLowerCase()) : this[REAL].get(name);
+    },
+  },
+  has: {
+    value(this: LightHeadersState, name: string) {
+      return this[REAL] === undefined
+        ? this[SOURCE].get(String(name).toLowerCase()) !== null
+        : this[REAL].has(name);
+    },
+  },
+});
+delegate(HEADERS_PROTO, Headers.prototype, realHeaders);
 
 const REQUEST_PROTO: object = Object.create(Request.prototype, {
   method: {
@@ -165,6 +199,17 @@ const RESPONSE_PROTO: object = Object.create(Response.prototype, {
 delegate(RESPONSE_PROTO, Response.prototype, realResponse);
 
 /**
+ * A `Headers` that answers `get` and `has` from `source`, and builds the undici one (then used for everything)
+ * for any other member. Values are the host's: Node, for one, keeps only the first line of a repeated
+ * single-value header (`authorization`, `content-type`, ...) where `Headers` would join them.
+ */
+export function lightHeaders(source: HeaderSource): Headers {
+  const state = Object.create(HEADERS_PROTO) as LightHeadersState;
+  state[SOURCE] = source;
+  return state as unknown as Headers;
+}
+
+/**
  * A `Request` that builds the undici one only when a member other than method, url, headers, signal is used;
  * its abort signal is only made (and watched) when read.
  */
@@ -203,5 +248,7 @@ export function lightParts(response: Response): LightParts | undefined {
 
 /** The serialized body of a lightweight response, or `undefined`. */
 export function lightText(response: Response): string | undefined {
-  return Object.hasOwn(response, SOURCE) ? (response as unknown as LightResponseState)[SOURCE].text : undefined;
+  return Object.hasOwn(response, SOURCE)
+    ? (response as unknown as LightResponseState)[SOURCE].text
+    : undefined;
 }

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { OptionsError } from '../errors.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { createHandler, type Handler, type HandlerOptions } from './handler.js';
-import { lightParts, lightRequest } from './light.js';
+import { type HeaderSource, lightHeaders, lightParts, lightRequest, type RequestSource } from './light.js';
 import { randomRequestId } from './request-id.js';
 import { serializedBody } from './response.js';
 
@@ -85,29 +85,57 @@ function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
   });
 }
 
-/**
- * The WHATWG `Request` of a Node request: a lightweight one (light.ts) whose body streams from `req`, with
- * backpressure, and whose signal aborts when the client goes away. Throws on a malformed target or header.
- */
-function toRequest(req: IncomingMessage, res: ServerResponse): Request {
-  const method = req.method ?? 'GET';
-  const hasBody =
-    method !== 'GET' &&
-    method !== 'HEAD' &&
-    (req.headers['transfer-encoding'] !== undefined ||
-      (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0'));
-  return lightRequest({
-    method,
-    url: urlOf(req),
-    headers: new Headers(headersOf(req)),
-    hasBody,
-    body: () => bodyOf(req),
-    watch(abort) {
-      if (res.writableFinished) return;
-      if (req.socket.destroyed) abort();
-      else res.once('close', () => res.writableFinished || abort());
-    },
-  });
+/** The headers of a Node request, for lightweight `Headers`: read from Node's own `req.headers`. */
+class NodeHeaderSource implements HeaderSource {
+  readonly #req: IncomingMessage;
+
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+  }
+
+  get(name: string): string | null {
+    const value = this.#req.headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  pairs(): [string, string][] {
+    return headersOf(this.#req);
+  }
+}
+
+/** The parts of a Node request, for a lightweight `Request`. */
+class NodeRequestSource implements RequestSource {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: Headers;
+  readonly hasBody: boolean;
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
+
+  /** Throws on a malformed request target. */
+  constructor(req: IncomingMessage, res: ServerResponse) {
+    this.#req = req;
+    this.#res = res;
+    this.method = req.method ?? 'GET';
+    this.url = urlOf(req);
+    this.headers = lightHeaders(new NodeHeaderSource(req));
+    this.hasBody =
+      this.method !== 'GET' &&
+      this.method !== 'HEAD' &&
+      (req.headers['transfer-encoding'] !== undefined ||
+        (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0'));
+  }
+
+  body(): ReadableStream<Uint8Array> {
+    return bodyOf(this.#req);
+  }
+
+  watch(abort: () => void): void {
+    const res = this.#res;
+    if (res.writableFinished) return;
+    if (this.#req.socket.destroyed) abort();
+    else res.once('close', () => res.writableFinished || abort());
+  }
 }
 
 /**
@@ -168,8 +196,8 @@ async function writeResponse(response: Response, req: IncomingMessage, res: Serv
   const headers: Record<string, string | string[]> = light?.headers ?? nodeHeaders(response.headers);
   const text = light?.text ?? serializedBody(response);
   if (text !== undefined || response.body === null) {
-    const body = text ?? '';
-    headers['content-length'] = String(Buffer.byteLength(body));
+    const body = text ?? ''; // no body: Node frames it (nothing at all for 204 and HEAD)
+    if (text !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     res.writeHead(response.status, headers);
     if (req.complete) {
       res.end(body);
@@ -199,6 +227,27 @@ async function writeResponse(response: Response, req: IncomingMessage, res: Serv
   }
 }
 
+/** The handler's response, or a JSON error response for a malformed request or a handler that rejects. */
+async function responseTo(
+  handler: FetchHandler,
+  req: IncomingMessage,
+  res: ServerResponse,
+  logger: HttpLogger,
+): Promise<Response> {
+  let request: Request;
+  try {
+    request = lightRequest(new NodeRequestSource(req, res));
+  } catch {
+    const bad = new HttpError('invalid_request', 'the request target or a header is malformed');
+    return errorResponse(bad, randomRequestId(), logger);
+  }
+  try {
+    return await handler(request);
+  } catch (error) {
+    return errorResponse(error, randomRequestId(), logger);
+  }
+}
+
 /**
  * Adapts a fetch-style handler to a `node:http` listener. The request body is streamed (not buffered) into
  * the `Request`; its `signal` aborts when the client goes away before the response is written; response
@@ -210,22 +259,17 @@ async function writeResponse(response: Response, req: IncomingMessage, res: Serv
  */
 export function toNodeListener(handler: FetchHandler, options: NodeListenerOptions = {}): NodeListener {
   const logger = options.logger ?? consoleLogger;
-  return (req, res) => {
-    let request: Request;
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const response = await responseTo(handler, req, res, logger);
     try {
-      request = toRequest(req, res);
-    } catch {
-      const bad = new HttpError('invalid_request', 'the request target or a header is malformed');
-      void writeResponse(errorResponse(bad, randomRequestId(), logger), req, res);
-      return;
+      await writeResponse(response, req, res);
+    } catch (error) {
+      logger.error('writing a response failed', { requestId: '', error });
+      res.destroy();
     }
-    handler(request)
-      .catch((error: unknown) => errorResponse(error, randomRequestId(), logger))
-      .then((response) => writeResponse(response, req, res))
-      .catch((error: unknown) => {
-        logger.error('writing a response failed', { requestId: '', error });
-        res.destroy();
-      });
+  };
+  return (req, res) => {
+    void serve(req, res);
   };
 }
 

@@ -50,14 +50,22 @@ function resultStream(
  * streamed. Before completion: 409 `job_not_complete` (or `job_failed`) with the job, unless `partial=true`,
  * which gives the results final so far (positions still in progress are left out).
  */
-export const getJobResults: Operation = async ({ url, request, params, tenant, headers, services, json }) => {
-  const format: ResultFormat = resultFormatOf(queryParam(url, 'format'), request.headers.get('accept'));
-  const partial = booleanParam(url, 'partial');
-  const offset = integerParam(url, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+export const getJobResults: Operation = async ({
+  query,
+  request,
+  params,
+  tenant,
+  headers,
+  services,
+  json,
+}) => {
+  const format: ResultFormat = resultFormatOf(queryParam(query, 'format'), request.headers.get('accept'));
+  const partial = booleanParam(query, 'partial');
+  const offset = integerParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const limit =
     format === 'json'
-      ? integerParam(url, 'limit', RESULTS_PAGE.default, 1, RESULTS_PAGE.max)
-      : integerParam(url, 'limit', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
+      ? integerParam(query, 'limit', RESULTS_PAGE.default, 1, RESULTS_PAGE.max)
+      : integerParam(query, 'limit', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
   const id = params.id as string;
   const access = tenant === undefined ? {} : { owner: tenant };
   const job = await services.jobs.get(id, access);

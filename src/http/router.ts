@@ -81,16 +81,33 @@ function paramsOf<R>(compiled: Compiled<R>, parts: readonly string[]): Record<st
  */
 export function createRouter<R extends RoutePattern>(routes: readonly R[]): Router<R> {
   const compiled = routes.map(compile);
+  // Paths without parameters are found by one lookup (and win over templates); the others by their segments.
+  const literal = new Map<string, Compiled<R>[]>();
+  const templated: Compiled<R>[] = [];
+  for (const entry of compiled) {
+    if (entry.route.path.includes('{')) templated.push(entry);
+    else literal.set(entry.route.path, [...(literal.get(entry.route.path) ?? []), entry]);
+  }
+  const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
   return {
     match(method, pathname) {
-      const parts = pathname.split('/').slice(1);
       const wanted = method === 'HEAD' ? 'GET' : method;
       const allow: string[] = [];
-      for (const candidate of compiled) {
-        const params = paramsOf(candidate, parts);
-        if (params === undefined) continue;
-        if (candidate.route.method === wanted) return { kind: 'found', route: candidate.route, params };
-        allow.push(candidate.route.method);
+      const exact = literal.get(pathname);
+      if (exact !== undefined) {
+        for (const candidate of exact) {
+          if (candidate.route.method === wanted)
+            return { kind: 'found', route: candidate.route, params: NO_PARAMS };
+          allow.push(candidate.route.method);
+        }
+      } else {
+        const parts = pathname.split('/').slice(1);
+        for (const candidate of templated) {
+          const params = paramsOf(candidate, parts);
+          if (params === undefined) continue;
+          if (candidate.route.method === wanted) return { kind: 'found', route: candidate.route, params };
+          allow.push(candidate.route.method);
+        }
       }
       if (allow.length === 0) return { kind: 'not_found' };
       if (allow.includes('GET')) allow.push('HEAD');

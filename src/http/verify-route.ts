@@ -14,10 +14,16 @@ import { numberParam, queryParam } from './params.js';
  * No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
  * every request more than a client that went away costs the server.
  */
-export const verifyEmail: Operation = async ({ url, services, json }) => {
-  const email = queryParam(url, 'email');
+export const verifyEmail: Operation = async ({ query, services, json }) => {
+  const email = queryParam(query, 'email');
   if (email === null || email.trim() === '') throw new HttpError('invalid_request', 'email is required');
-  const timeout = numberParam(url, 'timeout', VERIFY_TIMEOUT.default, VERIFY_TIMEOUT.min, VERIFY_TIMEOUT.max);
+  const timeout = numberParam(
+    query,
+    'timeout',
+    VERIFY_TIMEOUT.default,
+    VERIFY_TIMEOUT.min,
+    VERIFY_TIMEOUT.max,
+  );
   const timeoutMs = Math.round(timeout * 1000);
   const result =
     timeoutMs === services.verifierTimeoutMs

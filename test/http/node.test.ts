@@ -166,6 +166,23 @@ describe('createServer over a real socket', () => {
     ]);
   });
 
+  it('frames bodiless answers right: 204 without Content-Length, HEAD without a body', async () => {
+    const job = (await (await post('/v1/bulk', {})).json()) as Job;
+    const head = await raw(
+      server.url,
+      `HEAD /v1/bulk/${job.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY_A}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head.endsWith('\r\n\r\n')).toBe(true);
+    const deleted = await raw(
+      server.url,
+      `DELETE /v1/bulk/${job.id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY_A}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(deleted).toMatch(/^HTTP\/1\.1 204/);
+    expect(deleted.toLowerCase()).not.toContain('content-length');
+    expect(deleted.toLowerCase()).not.toContain('transfer-encoding');
+  });
+
   it('isolates tenants and answers 401 over the wire', async () => {
     const job = (await (await post('/v1/bulk', { emails: ['a@x.example'] })).json()) as Job;
     expect((await get(`/v1/bulk/${job.id}`, KEY_B)).status).toBe(404);
@@ -394,6 +411,23 @@ describe('the Node listener', () => {
       );
     expect(outcome).toBe('failed');
     await direct.close();
+  });
+
+  it('writes the headers a wrapping middleware adds to the handler’s response', async () => {
+    const handler = createHandler({ apiKeys: [KEY_A], verifier: fakeVerifier(), limits: UNLIMITED });
+    const direct = await startListener(
+      toNodeListener(async (request) => {
+        const response = await handler(request);
+        response.headers.set('access-control-allow-origin', '*');
+        return response;
+      }),
+    );
+    const response = await fetch(`${direct.url}/v1/verify?email=a@b.example`, { headers: auth() });
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    expect(response.headers.get('x-request-id')).not.toBeNull();
+    expect(await response.json()).toMatchObject({ email: 'a@b.example', status: 'valid' });
+    await direct.close();
+    await handler.close();
   });
 
   it('serves a given handler and leaves it open on close()', async () => {

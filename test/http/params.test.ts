@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { booleanParam, integerParam, numberParam, queryParam } from '../../src/http/params.js';
+import { booleanParam, integerParam, numberParam, pathAndQuery, queryParam } from '../../src/http/params.js';
 
-const url = (query: string) => new URL(`http://localhost/x?${query}`);
+const url = (query: string) => new URLSearchParams(query);
 
 describe('query parameters', () => {
   it('refuses a parameter given twice', () => {
@@ -35,5 +35,34 @@ describe('query parameters', () => {
     expect(booleanParam(url('partial=true'), 'partial')).toBe(true);
     expect(booleanParam(url('partial=false'), 'partial')).toBe(false);
     expect(() => booleanParam(url('partial=1'), 'partial')).toThrow('partial must be true or false');
+  });
+});
+
+describe('pathAndQuery', () => {
+  it.each([
+    ['http://h/v1/verify?email=a%40b.c', '/v1/verify', 'email=a@b.c'],
+    ['http://h:8080/v1/bulk', '/v1/bulk', ''],
+    ['https://u:p@h/a/b?x=1&y=2#frag', '/a/b', 'x=1&y=2'],
+    ['http://[::1]:80/healthz?', '/healthz', ''],
+    ['http://h', '/', ''],
+    ['http://h?x=1', '/', 'x=1'],
+    ['http://h/#a?b', '/', ''],
+    ['http://h/v1/bulk/%E7%94%A8/results', '/v1/bulk/%E7%94%A8/results', ''],
+  ])('splits %s', (href, pathname, search) => {
+    const split = pathAndQuery(href);
+    expect(split.pathname).toBe(pathname);
+    expect(decodeURIComponent(split.query.toString())).toBe(search);
+  });
+
+  it('agrees with URL on what a Request holds', () => {
+    for (const href of [
+      'http://localhost/v1/verify?email=%E7%94%A8@x.y&timeout=2',
+      'http://a.b/x/./y/../z?q',
+    ]) {
+      const url = new URL(new Request(href).url);
+      const split = pathAndQuery(new Request(href).url);
+      expect(split.pathname).toBe(url.pathname);
+      expect(split.query.toString()).toBe(url.searchParams.toString());
+    }
   });
 });
