@@ -8,7 +8,6 @@
  * @module mailvet
  */
 
-// Bulk jobs
 export {
   type BulkLimit,
   JobFailedError,
@@ -44,9 +43,16 @@ export {
   type ResultsOptions,
   type StreamOptions,
 } from './bulk/types.js';
-// Verification
 export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';
-export { parseAddress, SYNTAX_FAILURES, type SyntaxFailure } from './checks/syntax.js';
+export {
+  type InvalidAddress,
+  parseAddress,
+  SYNTAX_FAILURES,
+  type SyntaxFailure,
+  type SyntaxOptions,
+  type SyntaxResult,
+  type ValidAddress,
+} from './checks/syntax.js';
 export type {
   AddressParts,
   BuiltinCheckName,
@@ -55,14 +61,12 @@ export type {
   CheckState,
   MailHost,
 } from './checks/types.js';
-// Lists and typo suggestion
 export { type DomainMatcher, disposableDomains, isDisposableDomain } from './data/disposable.js';
 export { freeDomains, isFreeDomain } from './data/free.js';
 export type { Lookup } from './data/lookup.js';
 export { isRoleLocalPart, normalizeRoleLocalPart, roleNames } from './data/role.js';
 export { LIST_SOURCES } from './data/sources.js';
 export type { ListMeta, ListSource } from './data/types.js';
-// DNS seam and the SSRF guard
 export {
   type CachedResolver,
   type CachedResolverOptions,
@@ -73,8 +77,10 @@ export {
   type AddressGuard,
   BLOCKED_IPV4,
   BLOCKED_IPV6,
+  type BlockedRange,
   type CidrRange,
   createAddressGuard,
+  EMBEDDED_IPV4,
   type GuardDecision,
   type GuardReason,
   type IpAddress,
@@ -85,7 +91,6 @@ export {
 } from './dns/guard.js';
 export { type NodeResolver, type NodeResolverOptions, nodeResolver } from './dns/node.js';
 export type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './dns/types.js';
-// Errors
 export {
   DnsError,
   type DnsFailure,
@@ -123,9 +128,9 @@ export {
 } from './result.js';
 export type { VerifierRuntime } from './runtime.js';
 export { PENALTIES, STATUS_FLOOR, STATUS_POINTS, SUB_STATUS_POINTS, scoreOf } from './score.js';
-// Transport seam and the SMTP protocol
 export {
   CLASSIFICATION_RULES,
+  type ClassificationRule,
   classifyError,
   classifyReply,
   explainReply,
@@ -133,10 +138,16 @@ export {
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
 export { type SocketChannelOptions, socketChannel } from './smtp/line-channel.js';
+export type { Prober, ProberStats } from './smtp/prober.js';
 export { providerOf, providerOfHost } from './smtp/provider.js';
-export { parseReply } from './smtp/reply.js';
+export { parseReply, type ReplyLimits } from './smtp/reply.js';
 export { openSmtpSession, type SessionOptions } from './smtp/session.js';
-export { parseProxyUrl, type SocksTransportOptions, socksTransport } from './smtp/socks.js';
+export {
+  parseProxyUrl,
+  type SocksProxyConfig,
+  type SocksTransportOptions,
+  socksTransport,
+} from './smtp/socks.js';
 export { type TcpTransportOptions, tcpTransport } from './smtp/tcp.js';
 export type {
   CommandOptions,
@@ -148,6 +159,7 @@ export type {
   SmtpReply,
   SmtpSession,
   SmtpStage,
+  TranscriptDirection,
   TranscriptHook,
   Transport,
 } from './smtp/types.js';
