@@ -3,6 +3,7 @@
  * @module
  */
 import { DEFAULT_CHECKS } from './checks/index.js';
+import { createCheckState } from './checks/state.js';
 import type { Check, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
 import { applyBudget, type ResolvedOptions, resolveOptions, type VerifyOptions } from './options.js';
@@ -84,26 +85,7 @@ async function run(
   checks: readonly Check[],
   runtime: OwnedRuntime,
 ): Promise<VerificationResult> {
-  const state: CheckState = {
-    email: trimInput(email),
-    options,
-    runtime,
-    deadline: runtime.now() + options.timeoutMs,
-    signal: options.signal,
-    address: null,
-    user: null,
-    domain: null,
-    allowlisted: false,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-    mailHosts: null,
-    transcript: options.trace ? [] : null,
-  };
+  const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs);
   for (const check of checks) {
     if (state.signal?.aborted) return toResult(state, ABORTED);
     let verdict: Verdict | undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listsCheck } from '../../src/checks/lists.js';
+import { createCheckState } from '../../src/checks/state.js';
 import type { AddressParts, CheckState } from '../../src/checks/types.js';
 import { type ListOptions, resolveOptions, type VerifyOptions } from '../../src/options.js';
 import type { Verdict } from '../../src/result.js';
@@ -31,24 +32,10 @@ function addressOf(email: string, unicodeDomain?: string): AddressParts {
 function stateFor(address: AddressParts | null, options: VerifyOptions = {}): CheckState {
   const resolved = resolveOptions({ dns: false, smtp: false, ...options });
   return {
-    email: address?.normalized ?? 'not an address',
-    options: resolved,
-    runtime: NO_RUNTIME,
-    deadline: 0,
-    signal: undefined,
+    ...createCheckState(address?.normalized ?? 'not an address', resolved, NO_RUNTIME, 0),
     address,
     user: address?.local ?? null,
     domain: address?.domain ?? null,
-    allowlisted: false,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-    mailHosts: null,
-    transcript: null,
   };
 }
 

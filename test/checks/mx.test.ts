@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mxCheck } from '../../src/checks/mx.js';
+import { createCheckState } from '../../src/checks/state.js';
 import type { AddressParts, CheckState } from '../../src/checks/types.js';
 import { createAddressGuard } from '../../src/dns/guard.js';
 import { nodeResolver } from '../../src/dns/node.js';
@@ -43,24 +44,10 @@ function stateFor(email: string, resolver: Resolver, options: VerifyOptions = {}
   const resolved = resolveOptions({ smtp: false, ...options });
   const address = addressOf(email);
   return {
-    email,
-    options: resolved,
-    runtime,
-    deadline: now() + resolved.timeoutMs,
-    signal: resolved.signal,
+    ...createCheckState(email, resolved, runtime, now() + resolved.timeoutMs),
     address,
     user: address.local,
     domain: address.domain,
-    allowlisted: false,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-    mailHosts: null,
-    transcript: null,
   };
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { smtpCheck } from '../../src/checks/smtp.js';
+import { createCheckState } from '../../src/checks/state.js';
 import type { AddressParts, CheckState, MailHost } from '../../src/checks/types.js';
 import { SmtpError } from '../../src/errors.js';
 import { resolveOptions, type VerifyOptions } from '../../src/options.js';
@@ -73,22 +74,12 @@ function stateFor(open: SessionFactory, local: string, extra: StateOptions = {})
   };
   const parts = address(local);
   return {
-    email: parts.normalized,
-    options,
-    runtime,
-    deadline: extra.deadline ?? Date.now() + 10_000,
+    ...createCheckState(parts.normalized, options, runtime, extra.deadline ?? Date.now() + 10_000),
     signal: extra.signal,
     address: parts,
     user: parts.local,
     domain: parts.domain,
-    allowlisted: false,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
     mx_record: 'mx1.example.com',
-    smtp_provider: null,
     mailHosts:
       extra.mailHosts === undefined
         ? [
@@ -96,7 +87,6 @@ function stateFor(open: SessionFactory, local: string, extra: StateOptions = {})
             { host: 'mx2.example.com', priority: 20, addresses: ['192.0.2.2'] },
           ]
         : extra.mailHosts,
-    transcript: options.trace ? [] : null,
   };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createCheckState } from '../../src/checks/state.js';
 import { SYNTAX_FAILURES, syntaxCheck } from '../../src/checks/syntax.js';
 import type { CheckState } from '../../src/checks/types.js';
 import { resolveOptions, type VerifyOptions } from '../../src/options.js';
@@ -15,27 +16,7 @@ const noRuntime = new Proxy(
 ) as VerifierRuntime;
 
 function stateFor(email: string, options: VerifyOptions = {}): CheckState {
-  const resolved = resolveOptions({ dns: false, smtp: false, ...options });
-  return {
-    email,
-    options: resolved,
-    runtime: noRuntime,
-    deadline: 0,
-    signal: undefined,
-    address: null,
-    user: null,
-    domain: null,
-    allowlisted: false,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-    mailHosts: null,
-    transcript: null,
-  };
+  return createCheckState(email, resolveOptions({ dns: false, smtp: false, ...options }), noRuntime, 0);
 }
 
 describe('syntaxCheck', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createCheckState } from '../../src/checks/state.js';
 import type { AddressParts, CheckState } from '../../src/checks/types.js';
 import { typoCheck } from '../../src/checks/typo.js';
 import { resolveOptions, type VerifyOptions } from '../../src/options.js';
@@ -34,24 +35,10 @@ function stateFor(
 ) {
   const resolved = resolveOptions({ dns: false, smtp: false, ...options });
   const state: CheckState = {
-    email,
-    options: resolved,
-    runtime: NO_RUNTIME,
-    deadline: 0,
-    signal: undefined,
+    ...createCheckState(email, resolved, NO_RUNTIME, 0),
     address,
     user: address?.local ?? null,
     domain: address?.domain ?? null,
-    allowlisted: false,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-    mailHosts: null,
-    transcript: null,
   };
   return state;
 }
