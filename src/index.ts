@@ -44,6 +44,7 @@ export {
   type StreamOptions,
 } from './bulk/types.js';
 export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';
+export { createCheckState } from './checks/state.js';
 export {
   type InvalidAddress,
   parseAddress,
@@ -127,7 +128,14 @@ export {
   verdictOf,
 } from './result.js';
 export type { VerifierRuntime } from './runtime.js';
-export { PENALTIES, STATUS_FLOOR, STATUS_POINTS, SUB_STATUS_POINTS, scoreOf } from './score.js';
+export {
+  PENALTIES,
+  STATUS_FLOOR,
+  STATUS_POINTS,
+  SUB_STATUS_POINTS,
+  scoreOf,
+  verdictOnlyResult,
+} from './score.js';
 export {
   CLASSIFICATION_RULES,
   type ClassificationRule,

@@ -2,7 +2,7 @@
  * The published score rubric (docs/scoring.md). Deterministic: the same result always scores the same.
  * @module
  */
-import type { Status, SubStatus, VerificationResult } from './result.js';
+import type { Status, SubStatus, Verdict, VerificationResult } from './result.js';
 
 /** Base points per status. */
 export const STATUS_POINTS: Readonly<Record<Status, number>> = Object.freeze({
@@ -44,4 +44,30 @@ export function scoreOf(
   if (result.free) points -= PENALTIES.free;
   if (result.did_you_mean !== null) points -= PENALTIES.did_you_mean;
   return Math.max(STATUS_FLOOR[result.status], Math.min(100, points));
+}
+
+/**
+ * A scored result that carries only a verdict: no findings, flags off. For addresses that were not (or could
+ * not be) verified, e.g. a bulk row whose verification threw, or an unreadable CSV row.
+ * @param email The input, as it should appear in `email`.
+ */
+export function verdictOnlyResult(email: string, verdict: Verdict): VerificationResult {
+  const result: VerificationResult = {
+    email,
+    normalized: null,
+    user: null,
+    domain: null,
+    status: verdict.status,
+    sub_status: verdict.sub_status,
+    score: 0,
+    disposable: false,
+    role: false,
+    free: false,
+    accept_all: false,
+    did_you_mean: null,
+    mx_record: null,
+    smtp_provider: null,
+  };
+  result.score = scoreOf(result);
+  return result;
 }

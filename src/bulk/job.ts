@@ -2,8 +2,8 @@
  * The manager's live state of one job, and its conversions to the wire `Job` and the store's `JobRecord`.
  * @module
  */
-import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
-import { scoreOf } from '../score.js';
+import { isStatus, STATUSES, type Status, type VerificationResult, verdictOf } from '../result.js';
+import { verdictOnlyResult } from '../score.js';
 import type { RetrySchedule } from './retry.js';
 import type { Job, JobError, JobRecord, JobStatus } from './types.js';
 import type { JobWork } from './work.js';
@@ -113,22 +113,5 @@ export function isResult(value: unknown): value is VerificationResult {
 
 /** The result of an address whose verification threw: `unknown` / `exception_occurred`. */
 export function exceptionResult(email: string): VerificationResult {
-  const result: VerificationResult = {
-    email,
-    normalized: null,
-    user: null,
-    domain: null,
-    status: 'unknown',
-    sub_status: 'exception_occurred',
-    score: 0,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-  };
-  result.score = scoreOf(result);
-  return result;
+  return verdictOnlyResult(email, verdictOf('exception_occurred'));
 }

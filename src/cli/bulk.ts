@@ -7,7 +7,7 @@ import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { type Status, type SubStatus, type VerificationResult, verdictOf } from '../result.js';
-import { scoreOf } from '../score.js';
+import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, type ParsedArgs, parseArgs } from './args.js';
 import {
@@ -82,23 +82,7 @@ Example: mailvet bulk contacts.csv -o checked.csv --no-smtp
 
 /** A result for a row that was not verified (unreadable, or the verification failed). */
 function resultWithout(email: string, subStatus: SubStatus): VerificationResult {
-  const result: VerificationResult = {
-    email: email.trim(),
-    normalized: null,
-    user: null,
-    domain: null,
-    ...verdictOf(subStatus),
-    score: 0,
-    disposable: false,
-    role: false,
-    free: false,
-    accept_all: false,
-    did_you_mean: null,
-    mx_record: null,
-    smtp_provider: null,
-  };
-  result.score = scoreOf(result);
-  return result;
+  return verdictOnlyResult(email.trim(), verdictOf(subStatus));
 }
 
 function shellQuote(arg: string): string {
