@@ -46,6 +46,8 @@ export interface NetworkFixture {
   smtpCounters(): Promise<ScriptedHostCounters[]>;
   /** DNS questions received so far. */
   dnsQueries(): number;
+  /** Addresses and catch-all probes (one per domain) each mail host gets, in host order. */
+  perHost(): { addresses: number[]; probes: number[] };
   /** The statuses the workload must end with (the harness's mailboxes decide them). */
   expectedStatuses(): Partial<Record<Status, number>>;
   close(): Promise<void>;
@@ -137,6 +139,18 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
     }),
     smtpCounters: () => smtp.counters(),
     dnsQueries: () => dns.queries(),
+    perHost() {
+      const addresses = hostIps.map(() => 0);
+      const probes = hostIps.map(() => 0);
+      for (let index = 0; index < shape.addresses; index++) {
+        const host = (index % shape.domains) % shape.mxHosts;
+        addresses[host] = addresses[host]! + 1;
+      }
+      for (let index = 0; index < Math.min(shape.domains, shape.addresses); index++) {
+        probes[index % shape.mxHosts] = probes[index % shape.mxHosts]! + 1;
+      }
+      return { addresses, probes };
+    },
     expectedStatuses() {
       const counts = { valid: 0, invalid: 0, catch_all: 0 };
       for (let index = 0; index < shape.addresses; index++) {
@@ -197,16 +211,49 @@ export async function runWorkload(
   };
 }
 
+/** The client's politeness and pipelining settings that the lower bounds depend on. */
+export interface BoundModel {
+  /** Sessions one host serves at once. */
+  readonly perMxConcurrency: number;
+  /** Most `RCPT TO` in one round trip (1 without pipelining). */
+  readonly rcptsPerRoundTrip: number;
+  /** Most `RCPT TO` per session. */
+  readonly maxRcptPerSession: number;
+  /** Server delay before each reply, in milliseconds. */
+  readonly delayMs: number;
+}
+
 /**
- * The lower bound on wall time: every `RCPT TO` waits one `delayMs` for its reply, a session has one
- * command in flight at a time, and a host serves at most `perMxConcurrency` sessions at once; so a host
- * that must answer `r` RCPTs needs at least `ceil(r / perMxConcurrency) * delayMs`, and the run lasts as
- * long as its busiest host. (Greetings, EHLO, MAIL FROM and QUIT only add to this.)
+ * The RCPT round-trip bound: every round trip waits `delayMs`, carries at most `rcptsPerRoundTrip` RCPTs, and a
+ * host serves at most `perMxConcurrency` sessions at once; so a host that must answer `r` RCPTs needs at least
+ * `ceil(r / (perMxConcurrency * rcptsPerRoundTrip)) * delayMs`, and the run lasts as long as its busiest host.
+ * Session setup is not counted.
  */
-export function lowerBoundMs(
-  rcptsPerHost: readonly number[],
-  perMxConcurrency: number,
-  delayMs: number,
+export function lowerBoundMs(rcptsPerHost: readonly number[], model: BoundModel): number {
+  const perWait = model.perMxConcurrency * model.rcptsPerRoundTrip;
+  return Math.max(...rcptsPerHost.map((rcpts) => Math.ceil(rcpts / perWait) * model.delayMs));
+}
+
+/**
+ * The session bound: the RCPT round trips plus the session setup that the RCPT cap forces. A host with `a`
+ * addresses and `d` catch-all probes (each in a session of its own) needs at least `ceil(a / maxRcptPerSession)`
+ * pooled sessions, each waiting for its greeting and EHLO, `ceil(a / rcptsPerRoundTrip)` RCPT round trips (MAIL
+ * FROM rides in the first), and per probe greeting + EHLO + one round trip; `perMxConcurrency` sessions wait at
+ * once. QUIT is not counted.
+ */
+export function sessionBoundMs(
+  addressesPerHost: readonly number[],
+  probesPerHost: readonly number[],
+  model: BoundModel,
 ): number {
-  return Math.max(...rcptsPerHost.map((rcpts) => Math.ceil(rcpts / perMxConcurrency) * delayMs));
+  return Math.max(
+    ...addressesPerHost.map((addresses, host) => {
+      const probes = probesPerHost[host] ?? 0;
+      const waits =
+        2 * Math.ceil(addresses / model.maxRcptPerSession) +
+        Math.ceil(addresses / model.rcptsPerRoundTrip) +
+        3 * probes;
+      return Math.ceil(waits / model.perMxConcurrency) * model.delayMs;
+    }),
+  );
 }

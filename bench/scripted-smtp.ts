@@ -1,11 +1,12 @@
 /**
- * Scripted mail hosts for the network benchmark: each answers its greeting and every command exactly
- * `delayMs` after it is due (one command at a time per connection), in a child process of its own so that
+ * Scripted mail hosts for the network benchmark: each answers its greeting `delayMs` after the connection,
+ * and every round of commands (one command, or an RFC 2920 pipelined group that arrived together) `delayMs`
+ * after it arrived, all replies of a round in one send, in a child process of its own so that
  * the servers' work does not slow the verifier's event loop (real mail servers run elsewhere, too).
  * @module
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { type RawPeer, startRawServer } from '../test/support/raw-server.js';
+import { startRawServer } from '../test/support/raw-server.js';
 
 /** Local parts are `user<N>`; 7 in 10 exist. */
 export function mailboxExists(index: number): boolean {
@@ -42,29 +43,36 @@ export interface ScriptedHost {
   close(): Promise<void>;
 }
 
-/** Starts one scripted host in this process. */
+/**
+ * Starts one scripted host in this process. Like a real server's command loop, it takes every command that has
+ * arrived (one, or a whole RFC 2920 pipelined group), works `delayMs`, then writes all their replies in order
+ * in one send; commands that arrive while it works wait for the next round.
+ */
 export async function startScriptedHost(spec: ScriptedHostSpec, delayMs: number): Promise<ScriptedHost> {
   let rcpts = 0;
-  const reply = async (peer: RawPeer, text: string) => {
-    await peer.sleep(delayMs);
-    await peer.write(`${text}\r\n`);
+  const answer = (line: string): string => {
+    const verb = line.slice(0, 4).toUpperCase();
+    if (verb === 'EHLO') return '250-mx.bench.test\r\n250-PIPELINING\r\n250 ENHANCEDSTATUSCODES';
+    if (verb === 'RCPT') {
+      rcpts += 1;
+      return rcptReply(line, spec.catchAll);
+    }
+    if (verb === 'QUIT') return '221 2.0.0 bye';
+    if (verb === 'MAIL' || verb === 'RSET' || verb === 'NOOP') return '250 2.0.0 ok';
+    return '502 5.5.1 command not recognized';
   };
   const server = await startRawServer({
     host: spec.host,
     async script(peer) {
-      await reply(peer, '220 mx.bench.test ESMTP');
+      await peer.sleep(delayMs);
+      await peer.write('220 mx.bench.test ESMTP\r\n');
       for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
-        const verb = line.slice(0, 4).toUpperCase();
-        if (verb === 'EHLO')
-          await reply(peer, '250-mx.bench.test\r\n250-PIPELINING\r\n250 ENHANCEDSTATUSCODES');
-        else if (verb === 'RCPT') {
-          rcpts += 1;
-          await reply(peer, rcptReply(line, spec.catchAll));
-        } else if (verb === 'QUIT') {
-          await reply(peer, '221 2.0.0 bye');
-          return;
-        } else if (verb === 'MAIL' || verb === 'RSET' || verb === 'NOOP') await reply(peer, '250 2.0.0 ok');
-        else await reply(peer, '502 5.5.1 command not recognized');
+        const group = [line];
+        while (peer.buffered() > 0) group.push((await peer.readLine())!);
+        const replies = group.map(answer);
+        await peer.sleep(delayMs);
+        await peer.write(replies.map((reply) => `${reply}\r\n`).join(''));
+        if (group.some((command) => /^QUIT/i.test(command))) return;
       }
     },
   });

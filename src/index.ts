@@ -118,6 +118,7 @@ export {
   type CatchAllProbe,
   isStatus,
   isSubStatus,
+  RESULT_FIELDS,
   STATUSES,
   type Status,
   SUB_STATUS_OF,
@@ -146,6 +147,7 @@ export {
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
 export { type SocketChannelOptions, socketChannel } from './smtp/line-channel.js';
+export { DEFAULT_PIPELINE_DEPTH } from './smtp/pool.js';
 export type { Prober, ProberStats } from './smtp/prober.js';
 export { providerOf, providerOfHost } from './smtp/provider.js';
 export { parseReply, type ReplyLimits } from './smtp/reply.js';
@@ -163,6 +165,9 @@ export type {
   ConnectTarget,
   LineChannel,
   MailFromOptions,
+  PipelinedRcpt,
+  PipelinedReplies,
+  PipelineOptions,
   ServerCapabilities,
   SmtpReply,
   SmtpSession,

@@ -89,6 +89,24 @@ export interface VerificationResult {
   smtp_transcript?: string[];
 }
 
+/** Every field a result always has, in wire order (all but the optional `smtp_transcript`). */
+export const RESULT_FIELDS = Object.freeze([
+  'email',
+  'normalized',
+  'user',
+  'domain',
+  'status',
+  'sub_status',
+  'score',
+  'disposable',
+  'role',
+  'free',
+  'accept_all',
+  'did_you_mean',
+  'mx_record',
+  'smtp_provider',
+] as const satisfies readonly (keyof VerificationResult)[]);
+
 /** True when `value` is one of {@link STATUSES}. */
 export function isStatus(value: unknown): value is Status {
   return typeof value === 'string' && (STATUSES as readonly string[]).includes(value);

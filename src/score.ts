@@ -26,8 +26,8 @@ export const PENALTIES = Object.freeze({ role: 15, free: 5, did_you_mean: 25 });
 /** Lowest score each status can fall to through penalties, so that the status order is kept. */
 export const STATUS_FLOOR: Readonly<Record<Status, number>> = Object.freeze({
   valid: 61,
-  catch_all: 41,
-  unknown: 11,
+  catch_all: 46,
+  unknown: 16,
   do_not_mail: 1,
   invalid: 0,
 });

@@ -5,6 +5,7 @@
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import type { Verifier } from '../verifier.js';
 import type { HttpLimits } from './limits.js';
+import type { QueryParams } from './params.js';
 
 /** The services and settings operations use, fixed when the handler is made. */
 export interface Services {
@@ -23,7 +24,7 @@ export interface Services {
 export interface Context {
   readonly request: Request;
   /** The query string's parameters. */
-  readonly query: URLSearchParams;
+  readonly query: QueryParams;
   /** Decoded path parameters. */
   readonly params: Readonly<Record<string, string>>;
   /** The caller's tenant (`undefined` on routes without authentication). */

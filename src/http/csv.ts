@@ -3,25 +3,10 @@
  * open in a spreadsheet.
  * @module
  */
-import type { VerificationResult } from '../result.js';
+import { RESULT_FIELDS, type VerificationResult } from '../result.js';
 
 /** The columns, in order: every field of `VerificationResult` except the optional `smtp_transcript`. */
-export const CSV_COLUMNS = [
-  'email',
-  'normalized',
-  'user',
-  'domain',
-  'status',
-  'sub_status',
-  'score',
-  'disposable',
-  'role',
-  'free',
-  'accept_all',
-  'did_you_mean',
-  'mx_record',
-  'smtp_provider',
-] as const satisfies readonly (keyof VerificationResult)[];
+export const CSV_COLUMNS = RESULT_FIELDS;
 
 /** Characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"). */
 const FORMULA_START = /^[=+\-@\t\r]/;

@@ -113,6 +113,12 @@ function authenticatorOf(options: HandlerOptions): Authenticate {
   return bearerKeys(keys);
 }
 
+/** The `json` of a request's {@link Context}: JSON responses carrying `common` and then `extra`. */
+function jsonOf(common: Readonly<Record<string, string>>, light: boolean): Context['json'] {
+  return (status, body, extra) =>
+    jsonResponse(status, body, extra === undefined ? common : { ...common, ...extra }, light);
+}
+
 function isV1(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/');
 }
@@ -192,8 +198,6 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           headers: { allow: match.allow.join(', ') },
         });
       }
-      const light = isLightRequest(request);
-      const common: Readonly<Record<string, string>> = headers;
       const context: Context = {
         request,
         query,
@@ -201,8 +205,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
         tenant,
         headers,
         services,
-        json: (status, body, extra) =>
-          jsonResponse(status, body, extra === undefined ? common : { ...common, ...extra }, light),
+        json: jsonOf(headers, isLightRequest(request)),
       };
       return await OPERATIONS[match.route.operationId](context);
     } catch (error) {

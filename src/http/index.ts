@@ -48,4 +48,5 @@ export {
   type RateLimitOptions,
 } from './rate-limit.js';
 export { REQUEST_ID_HEADER, type RequestIdGenerator } from './request-id.js';
-export { ROUTES, type Route } from './routes.js';
+export type { Method } from './router.js';
+export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';

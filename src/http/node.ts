@@ -190,25 +190,41 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
   });
 }
 
-/** Writes `response` to `res`, streaming its body chunk by chunk and waiting for `drain` when asked to. */
-async function writeResponse(response: Response, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * Writes `response` to `res`: at once (no promise, unless the rest of the request body must be drained) when its
+ * body is known text or absent; otherwise streamed by {@link streamBody}, whose promise is returned.
+ */
+function writeResponse(
+  response: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> | undefined {
   const light = lightParts(response);
   const headers: Record<string, string | string[]> = light?.headers ?? nodeHeaders(response.headers);
   const text = light?.text ?? serializedBody(response);
-  if (text !== undefined || response.body === null) {
-    const body = text ?? ''; // no body: Node frames it (nothing at all for 204 and HEAD)
-    if (text !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    res.writeHead(response.status, headers);
-    if (req.complete) {
-      res.end(body);
-      return;
-    }
-    res.write(body);
-    await finish(req, res);
-    return;
-  }
+  if (text === undefined && response.body !== null)
+    return streamBody(response.body, response.status, headers, req, res);
+  const body = text ?? ''; // no body: Node frames it (nothing at all for 204 and HEAD)
+  if (text !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
   res.writeHead(response.status, headers);
-  const reader = response.body.getReader();
+  if (req.complete) {
+    res.end(body);
+    return undefined;
+  }
+  res.write(body);
+  return finish(req, res);
+}
+
+/** Writes a response whose body is a stream: chunk by chunk, waiting for `drain` when asked to. */
+async function streamBody(
+  body: ReadableStream<Uint8Array>,
+  status: number,
+  headers: Record<string, string | string[]>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  res.writeHead(status, headers);
+  const reader = body.getReader();
   try {
     for (;;) {
       if (res.destroyed) {
@@ -227,49 +243,49 @@ async function writeResponse(response: Response, req: IncomingMessage, res: Serv
   }
 }
 
-/** The handler's response, or a JSON error response for a malformed request or a handler that rejects. */
-async function responseTo(
-  handler: FetchHandler,
-  req: IncomingMessage,
-  res: ServerResponse,
-  logger: HttpLogger,
-): Promise<Response> {
-  let request: Request;
-  try {
-    request = lightRequest(new NodeRequestSource(req, res));
-  } catch {
-    const bad = new HttpError('invalid_request', 'the request target or a header is malformed');
-    return errorResponse(bad, randomRequestId(), logger);
-  }
-  try {
-    return await handler(request);
-  } catch (error) {
-    return errorResponse(error, randomRequestId(), logger);
-  }
-}
-
 /**
  * Adapts a fetch-style handler to a `node:http` listener. The request body is streamed (not buffered) into
  * the `Request`; its `signal` aborts when the client goes away before the response is written; response
- * bodies are streamed with backpressure. Mount it under Express with `app.use(toNodeListener(handler))`
- * (before any body parser); see docs/http.md for Fastify and Hono.
+ * bodies are streamed with backpressure. A malformed request, or a handler that throws or rejects, gets a
+ * JSON error response. Mount it under Express with `app.use(toNodeListener(handler))` (before any body
+ * parser); see docs/http.md for Fastify and Hono.
  * @example
  * import { createServer } from 'node:http';
  * createServer(toNodeListener(createHandler({ apiKeys: ['secret'] }))).listen(8080);
  */
 export function toNodeListener(handler: FetchHandler, options: NodeListenerOptions = {}): NodeListener {
   const logger = options.logger ?? consoleLogger;
-  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const response = await responseTo(handler, req, res, logger);
+  const failed = (error: unknown, res: ServerResponse): void => {
+    logger.error('writing a response failed', { requestId: '', error });
+    res.destroy();
+  };
+  const write = (response: Response, req: IncomingMessage, res: ServerResponse): void => {
     try {
-      await writeResponse(response, req, res);
+      writeResponse(response, req, res)?.catch((error: unknown) => failed(error, res));
     } catch (error) {
-      logger.error('writing a response failed', { requestId: '', error });
-      res.destroy();
+      failed(error, res);
     }
   };
+  const writeError = (error: unknown, req: IncomingMessage, res: ServerResponse): void =>
+    write(errorResponse(error, randomRequestId(), logger), req, res);
   return (req, res) => {
-    void serve(req, res);
+    let answer: Promise<Response>;
+    try {
+      const request = lightRequest(new NodeRequestSource(req, res));
+      try {
+        answer = Promise.resolve(handler(request));
+      } catch (error) {
+        writeError(error, req, res);
+        return;
+      }
+    } catch {
+      writeError(new HttpError('invalid_request', 'the request target or a header is malformed'), req, res);
+      return;
+    }
+    answer.then(
+      (response) => write(response, req, res),
+      (error: unknown) => writeError(error, req, res),
+    );
   };
 }
 
@@ -328,11 +344,12 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger },
   );
   let closing: Promise<void> | undefined;
+  // While closing, a keep-alive connection is closed as soon as its response is done.
+  const afterResponse = (): void => {
+    if (closing !== undefined) setImmediate(() => server.closeIdleConnections());
+  };
   const server = createHttpServer((req, res) => {
-    // While closing, a keep-alive connection is closed as soon as its response is done.
-    res.once('finish', () => {
-      if (closing !== undefined) setImmediate(() => server.closeIdleConnections());
-    });
+    res.on('finish', afterResponse);
     listener(req, res);
   });
   try {

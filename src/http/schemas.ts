@@ -4,7 +4,7 @@
  * @module
  */
 import { JOB_STATUSES } from '../bulk/types.js';
-import { STATUSES, SUB_STATUSES } from '../result.js';
+import { RESULT_FIELDS, STATUSES, SUB_STATUSES } from '../result.js';
 import { HTTP_ERROR_CODES } from './errors.js';
 
 /** A JSON Schema object. */
@@ -16,22 +16,7 @@ const nullable = (type: string, extra: Schema = {}): Schema => ({ type: [type, '
 export const VERIFICATION_RESULT: Schema = {
   type: 'object',
   description: 'The result of verifying one address.',
-  required: [
-    'email',
-    'normalized',
-    'user',
-    'domain',
-    'status',
-    'sub_status',
-    'score',
-    'disposable',
-    'role',
-    'free',
-    'accept_all',
-    'did_you_mean',
-    'mx_record',
-    'smtp_provider',
-  ],
+  required: [...RESULT_FIELDS],
   properties: {
     email: { type: 'string', description: 'The input as given, trimmed.' },
     normalized: nullable('string', {

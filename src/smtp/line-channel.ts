@@ -91,6 +91,22 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     target.off('error', onError);
   };
 
+  const writeLines = (lines: readonly string[]): Promise<void> => {
+    if (failure) return Promise.reject(failure);
+    if (lines.some((line) => LINE_BREAKS.test(line))) {
+      return Promise.reject(
+        new SmtpError('unsafe_argument', 'a command line contains CR, LF or NUL; nothing was sent'),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      socket.write(lines.map((line) => `${line}\r\n`).join(''), (error) => {
+        if (error)
+          reject(failure ?? new SmtpError('disconnect', `write failed: ${error.message}`, { cause: error }));
+        else resolve();
+      });
+    });
+  };
+
   attach(socket);
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -126,22 +142,9 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
         };
       });
     },
+    writeLines,
     writeLine(line) {
-      if (failure) return Promise.reject(failure);
-      if (LINE_BREAKS.test(line)) {
-        return Promise.reject(
-          new SmtpError('unsafe_argument', 'a command line contains CR, LF or NUL; nothing was sent'),
-        );
-      }
-      return new Promise<void>((resolve, reject) => {
-        socket.write(`${line}\r\n`, (error) => {
-          if (error)
-            reject(
-              failure ?? new SmtpError('disconnect', `write failed: ${error.message}`, { cause: error }),
-            );
-          else resolve();
-        });
-      });
+      return writeLines([line]);
     },
     startTls({ servername, timeoutMs }) {
       if (failure) return Promise.reject(failure);

@@ -6,12 +6,18 @@
  * A session keeps its envelope open between addresses: `RCPT TO` replies of one transaction are
  * independent (RFC 5321 §3.3), so the next address only costs one `RCPT TO`. `RSET` starts a new envelope
  * when the sender or the SMTPUTF8 parameter changes, and after a `452 4.5.3` (too many recipients).
+ *
+ * When the server advertises `PIPELINING` (RFC 2920) and the session implements `rcptToMany`, a request that
+ * gets a session takes up to `pipelineDepth - 1` compatible requests queued for the same host along
+ * (same settings and sender), and their `RCPT TO`s go as one command group — after `MAIL FROM` when the
+ * envelope is new — whose replies are read in order, each settling its own request. A group counts as one
+ * request against the global `concurrency`.
  * @module
  */
 import pLimit from 'p-limit';
 import { SmtpError } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
-import type { CommandOptions, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
+import type { CommandOptions, PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
 
 /** A mail host address to reach. */
 export interface PoolTarget {
@@ -99,6 +105,8 @@ export interface PoolStats {
   readonly rcpts: number;
   /** `RSET` commands sent. */
   readonly resets: number;
+  /** Pipelined command groups sent (each with one or more `RCPT TO`). */
+  readonly groups: number;
   /** Connections open now (opening, busy, idle or quitting). */
   readonly open: number;
   /** Most connections that were open to one `ip:port` at the same time. */
@@ -133,9 +141,17 @@ export interface SessionPoolOptions {
   readonly maxRcptPerSession?: number;
   /** How long an idle session is kept for reuse, in milliseconds; `0` disables reuse. @default 5000 */
   readonly idleSessionMs?: number;
+  /**
+   * Most `RCPT TO` in one pipelined command group (RFC 2920), on servers that advertise `PIPELINING`; never
+   * more than a session has left under `maxRcptPerSession`. `1` sends one command at a time. @default 10
+   */
+  readonly pipelineDepth?: number;
   /** Clock in milliseconds, the one lease deadlines are measured by. @default Date.now */
   readonly now?: () => number;
 }
+
+/** Most `RCPT TO` in one pipelined command group, unless `pipelineDepth` says otherwise. */
+export const DEFAULT_PIPELINE_DEPTH = 10;
 
 /** How long a `QUIT` may take before the connection is simply dropped, in milliseconds. */
 const QUIT_GRACE_MS = 2_000;
@@ -158,10 +174,19 @@ interface Waiter {
   readonly target: PoolTarget;
   readonly profile: string;
   readonly dedicated: boolean;
+  readonly request: RcptRequest;
+  readonly lease: Lease;
+  /** This request already lost a session and was queued again; it is not retried a second time. */
+  readonly retried: boolean;
   /** How many later waiters were served while this one waited for a fresh connection. */
   bypassed: number;
+  /** Hands the waiter a connection to serve it (and maybe others) on. */
   grant(conn: Connection): void;
-  fail(error: Error): void;
+  /** Takes the waiter out of the queue to ride in another request's command group. */
+  board(): void;
+  /** Ends the request. */
+  resolve(outcome: RcptOutcome): void;
+  fail(error: unknown): void;
 }
 
 interface MxState {
@@ -178,6 +203,14 @@ function positive(reply: SmtpReply): boolean {
 /** `452 4.5.3` / "too many recipients": the envelope is full, not the mailbox. */
 function tooManyRecipients(reply: SmtpReply): boolean {
   return reply.code === 452 && (reply.enhanced === '4.5.3' || /too many recipients/i.test(reply.text));
+}
+
+/** A promise's outcome as a value. */
+function settled<T>(promise: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 }
 
 function keyOf(target: PoolTarget): string {
@@ -213,6 +246,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const perMx = integerOption(options.perMxConcurrency, 2, 'perMxConcurrency', 1);
   const maxRcpt = integerOption(options.maxRcptPerSession, 20, 'maxRcptPerSession', 1);
   const idleMs = integerOption(options.idleSessionMs, 5_000, 'idleSessionMs', 0);
+  const depth = integerOption(options.pipelineDepth, DEFAULT_PIPELINE_DEPTH, 'pipelineDepth', 1);
   /** Most waiters that may go past one waiting for a fresh connection (about two sessions' worth). */
   const bypassLimit = Math.min(maxRcpt * perMx, 50);
   const limit = pLimit(integerOption(options.concurrency, 64, 'concurrency', 1));
@@ -226,7 +260,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   let drained: (() => void) | undefined;
   let closed = false;
   let openCount = 0;
-  const counters = { opened: 0, reused: 0, rcpts: 0, resets: 0, peakPerMx: 0 };
+  const counters = { opened: 0, reused: 0, rcpts: 0, resets: 0, groups: 0, peakPerMx: 0 };
 
   function stateOf(key: string): MxState {
     let state = states.get(key);
@@ -408,8 +442,18 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     if (blocked.length > 0) makeRoom(state);
   }
 
-  function acquire(key: string, target: PoolTarget, request: RcptRequest, lease: Lease): Promise<Connection> {
-    return new Promise<Connection>((resolve, reject) => {
+  /**
+   * Queues a request for a connection to `key` (at the front when it is queued again after losing its
+   * session) and settles with its outcome. The wait ends when the lease's budget is spent or its signal fires.
+   */
+  function enqueue(
+    key: string,
+    target: PoolTarget,
+    request: RcptRequest,
+    lease: Lease,
+    retried: boolean,
+  ): Promise<RcptOutcome> {
+    return new Promise<RcptOutcome>((resolve, reject) => {
       const state = stateOf(key);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const stop = () => {
@@ -420,10 +464,18 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         target,
         profile: profileOf(request.settings),
         dedicated: request.dedicated === true,
+        request,
+        lease,
+        retried,
         bypassed: 0,
         grant(conn) {
           stop();
-          resolve(conn);
+          limit(() => run(conn, waiter)).catch(reject);
+        },
+        board: stop,
+        resolve(outcome) {
+          stop();
+          resolve(outcome);
         },
         fail(error) {
           stop();
@@ -436,7 +488,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         waiter.fail(leaseError(lease));
         if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
       }
-      state.waiters.push(waiter);
+      if (retried) state.waiters.unshift(waiter);
+      else state.waiters.push(waiter);
       dispatch(key);
       if (!state.waiters.includes(waiter)) return;
       timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
@@ -500,17 +553,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     request: RcptRequest,
     lease: Lease,
   ): Promise<SmtpReply | null> {
-    if (conn.envelope !== null) {
-      conn.envelope = null;
-      counters.resets += 1;
-      const reply = await within(session.reset(commandOptions(lease)), lease);
-      if (!positive(reply)) {
-        throw new SmtpError('protocol', `RSET was refused: ${reply.code}`, {
-          command: 'RSET',
-          smtpReply: reply,
-        });
-      }
-    }
+    await resetEnvelope(conn, session, lease);
     const reply = await within(
       session.mailFrom(request.sender, { ...commandOptions(lease), smtpUtf8: request.smtpUtf8 }),
       lease,
@@ -520,6 +563,20 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return null;
   }
 
+  /** Sends `RSET` when an envelope is open; a refusal throws. */
+  async function resetEnvelope(conn: Connection, session: SmtpSession, lease: Lease): Promise<void> {
+    if (conn.envelope === null) return;
+    conn.envelope = null;
+    counters.resets += 1;
+    const reply = await within(session.reset(commandOptions(lease)), lease);
+    if (!positive(reply)) {
+      throw new SmtpError('protocol', `RSET was refused: ${reply.code}`, {
+        command: 'RSET',
+        smtpReply: reply,
+      });
+    }
+  }
+
   async function recipient(conn: Connection, session: SmtpSession, request: RcptRequest, lease: Lease) {
     conn.rcpts += 1;
     conn.envelope!.rcpts += 1;
@@ -527,8 +584,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
   }
 
-  /** One request on one connection: open it if new, then the envelope and `RCPT TO`. */
-  async function serve(conn: Connection, request: RcptRequest, lease: Lease): Promise<RcptOutcome> {
+  /**
+   * One request on one connection: open it if new, then the envelope and `RCPT TO`. Resolves `null` when
+   * the request went in a pipelined group, which settled it (and its riders) and released the connection.
+   */
+  async function serve(conn: Connection, waiter: Waiter): Promise<RcptOutcome | null> {
+    const { request, lease } = waiter;
     const reused = conn.session !== null;
     conn.sink = lease.trace;
     let session: SmtpSession;
@@ -542,7 +603,21 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       return { kind: 'no_smtputf8', reused };
     }
     const envelope = conn.envelope;
-    if (envelope === null || envelope.sender !== request.sender || (request.smtpUtf8 && !envelope.smtpUtf8)) {
+    const compatible =
+      envelope !== null && envelope.sender === request.sender && (!request.smtpUtf8 || envelope.smtpUtf8);
+    if (pipelines(session)) {
+      if (!compatible) await resetEnvelope(conn, session, lease);
+      const utf8 = compatible ? envelope.smtpUtf8 : request.smtpUtf8;
+      const members = [waiter, ...board(conn, waiter, utf8)];
+      try {
+        await pipelined(conn, session, members, reused, { open: !compatible, utf8, retry452: true });
+      } catch (error) {
+        for (const member of members) member.fail(error);
+        drop(conn);
+      }
+      return null;
+    }
+    if (!compatible) {
       const refused = await newEnvelope(conn, session, request, lease);
       if (refused !== null) return { kind: 'reply', stage: 'mail', reply: refused, reused };
     }
@@ -555,34 +630,186 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return { kind: 'reply', stage: 'rcpt', reply, reused };
   }
 
+  /**
+   * Whether requests on this connection go in pipelined command groups (a dedicated one too: its `MAIL FROM`
+   * and `RCPT TO` share a round trip, but nobody rides along).
+   */
+  function pipelines(session: SmtpSession): boolean {
+    return depth > 1 && session.rcptToMany !== undefined && session.capabilities.extensions.has('PIPELINING');
+  }
+
+  /**
+   * Takes waiters that can share `leader`'s envelope on `conn` out of the queue (same settings and sender,
+   * an SMTPUTF8 envelope for those who need one), up to the group's room: `pipelineDepth`, bounded by what the
+   * session has left under `maxRcptPerSession`. Waiters passed over count as bypassed.
+   */
+  function board(conn: Connection, leader: Waiter, utf8: boolean): Waiter[] {
+    const riders: Waiter[] = [];
+    const state = states.get(conn.key);
+    if (state === undefined || conn.dedicated) return riders; // the catch-all probe never shares a session
+    const room = Math.min(depth, maxRcpt - conn.rcpts) - 1;
+    const passed: Waiter[] = [];
+    for (let index = 0; index < state.waiters.length && riders.length < room; ) {
+      const waiter = state.waiters[index]!;
+      const fits =
+        !waiter.dedicated &&
+        waiter.profile === conn.profile &&
+        waiter.request.sender === leader.request.sender &&
+        (!waiter.request.smtpUtf8 || utf8) &&
+        !expired(waiter.lease);
+      if (!fits) {
+        if (waiter.bypassed >= bypassLimit) break;
+        passed.push(waiter);
+        index += 1;
+        continue;
+      }
+      state.waiters.splice(index, 1);
+      for (const other of passed) other.bypassed += 1;
+      waiter.board();
+      riders.push(waiter);
+    }
+    return riders;
+  }
+
+  /** Queues a request that lost its session again, at the front, for its one retry on another session. */
+  function requeue(conn: Connection, waiter: Waiter): void {
+    enqueue(conn.key, waiter.target, waiter.request, waiter.lease, true).then(waiter.resolve, waiter.fail);
+  }
+
+  /**
+   * Sends the `RCPT TO`s of `members` (after `MAIL FROM` when `group.open`) as one pipelined group and
+   * settles each member with its own reply. Members whose reply never came fail with the session's error,
+   * or are queued again once when the session was stale (a reused one failing before any reply) or closed
+   * with `421` after answering. A `452 4.5.3` to a recipient that was not the first of its envelope sends
+   * those recipients again in a new envelope (once). Releases or drops the connection at the end.
+   */
+  async function pipelined(
+    conn: Connection,
+    session: SmtpSession,
+    members: readonly Waiter[],
+    reused: boolean,
+    group: { open: boolean; utf8: boolean; retry452: boolean },
+  ): Promise<void> {
+    const sender = members[0]!.request.sender;
+    const before = group.open ? 0 : (conn.envelope?.rcpts ?? 0);
+    conn.envelope = { sender, smtpUtf8: group.utf8, rcpts: before + members.length };
+    conn.rcpts += members.length;
+    conn.sink = undefined; // each member's lines go to its own transcript
+    counters.rcpts += members.length;
+    if (group.retry452) counters.reused += members.length - 1;
+    counters.groups += 1;
+    const deadlines = members.map((member) => member.lease.deadline);
+    for (let index = deadlines.length - 2; index >= 0; index--) {
+      deadlines[index] = Math.max(deadlines[index]!, deadlines[index + 1]!);
+    }
+    const everyone: TranscriptHook = (direction, line) => {
+      for (const member of members) member.lease.trace?.(direction, line);
+    };
+    const recipients = members.map(
+      (member, index): PipelinedRcpt => ({
+        recipient: member.request.recipient,
+        deadline: deadlines[index]!,
+        ...(member.lease.trace === undefined ? {} : { onLine: member.lease.trace }),
+      }),
+    );
+    const replies = session.rcptToMany!(
+      recipients,
+      group.open
+        ? { mailFrom: { sender, smtpUtf8: group.utf8, deadline: deadlines[0]!, onLine: everyone } }
+        : {},
+    );
+    const mail = replies.mail === null ? null : await settled(replies.mail);
+    const rcpts = await Promise.all(replies.rcpts.map(settled));
+
+    const failed: { waiter: Waiter; error: unknown }[] = [];
+    const again: { waiter: Waiter; reply: SmtpReply }[] = [];
+    let answered = false;
+    if (mail?.ok === true && !positive(mail.value)) {
+      conn.envelope = null;
+      answered = true;
+      for (const [index, member] of members.entries()) {
+        member.resolve({ kind: 'reply', stage: 'mail', reply: mail.value, reused: reused || index > 0 });
+      }
+    } else {
+      for (const [index, member] of members.entries()) {
+        const result = rcpts[index]!;
+        if (!result.ok) {
+          if (aboutRequest(result.error)) member.fail(result.error);
+          else failed.push({ waiter: member, error: result.error });
+          continue;
+        }
+        answered = true;
+        if (group.retry452 && tooManyRecipients(result.value) && before + index > 0) {
+          again.push({ waiter: member, reply: result.value });
+          continue;
+        }
+        member.resolve({ kind: 'reply', stage: 'rcpt', reply: result.value, reused: reused || index > 0 });
+      }
+    }
+    const retry: Waiter[] = [];
+    for (const { waiter, error } of failed) {
+      const kind = error instanceof SmtpError ? error.kind : undefined;
+      const stale = (reused && !answered) || (kind === 'rejected' && (reused || answered));
+      if (stale && !waiter.retried && !closed && kind !== 'aborted' && !expired(waiter.lease))
+        retry.push(waiter);
+      else waiter.fail(error);
+    }
+    for (const waiter of retry.reverse()) requeue(conn, waiter);
+
+    if (again.length > 0 && session.usable && !closed) {
+      const first = again[0]!.waiter;
+      try {
+        await resetEnvelope(conn, session, first.lease);
+      } catch (error) {
+        for (const { waiter } of again) waiter.fail(error);
+        drop(conn);
+        return;
+      }
+      const waiters = again.map(({ waiter }) => waiter);
+      await pipelined(conn, session, waiters, true, { open: true, utf8: group.utf8, retry452: false });
+      return;
+    }
+    for (const { waiter, reply } of again) {
+      waiter.resolve({ kind: 'reply', stage: 'rcpt', reply, reused: true });
+    }
+    if (session.usable) release(conn);
+    else drop(conn);
+  }
+
   /** Errors about the request rather than the connection: the session stays usable. */
   function aboutRequest(error: unknown): boolean {
     return error instanceof SmtpError && (error.kind === 'smtputf8' || error.kind === 'unsafe_argument');
   }
 
   /** Serves a request; a reused session that turns out stale (421, closed, broken) is replaced once. */
-  async function run(first: Connection, request: RcptRequest, lease: Lease): Promise<RcptOutcome> {
+  async function run(first: Connection, waiter: Waiter): Promise<void> {
+    const { lease } = waiter;
     if (!closed && expired(lease)) {
       release(first); // the budget ran out while waiting for a global slot
-      throw leaseError(lease);
+      waiter.fail(leaseError(lease));
+      return;
     }
     let conn = first;
     for (;;) {
       const reused = conn.session !== null;
       try {
         if (closed) throw new SmtpError('aborted', 'the verifier was disposed');
-        const outcome = await serve(conn, request, lease);
+        const outcome = await serve(conn, waiter);
+        if (outcome === null) return;
         release(conn);
-        return outcome;
+        waiter.resolve(outcome);
+        return;
       } catch (error) {
         if (aboutRequest(error) && conn.session?.usable === true) {
           release(conn);
-          throw error;
+          waiter.fail(error);
+          return;
         }
         const aborted = error instanceof SmtpError && error.kind === 'aborted';
         if (!reused || closed || aborted || expired(lease)) {
           drop(conn);
-          throw error;
+          waiter.fail(error);
+          return;
         }
         conn = replace(conn);
       }
@@ -593,11 +820,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     async rcpt(target, request, lease) {
       if (closed) throw new SmtpError('aborted', 'the verifier was disposed');
       if (expired(lease)) throw leaseError(lease);
-      const conn = await acquire(keyOf(target), target, request, lease);
-      return within(
-        limit(() => run(conn, request, lease)),
-        lease,
-      );
+      return within(enqueue(keyOf(target), target, request, lease, false), lease);
     },
     stats() {
       return { ...counters, open: openCount };

@@ -12,6 +12,9 @@ import type {
   CommandOptions,
   LineChannel,
   MailFromOptions,
+  PipelinedRcpt,
+  PipelinedReplies,
+  PipelineOptions,
   ServerCapabilities,
   SmtpReply,
   SmtpSession,
@@ -62,6 +65,30 @@ function extensionsOf(reply: SmtpReply): Set<string> {
     if (/^[A-Z0-9][A-Z0-9-]*$/.test(keyword)) keywords.add(keyword);
   }
   return keywords;
+}
+
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const promise = new Promise<T>((ok, fail) => {
+    resolve = ok;
+    reject = fail;
+  });
+  return { promise, resolve, reject };
+}
+
+/** One command of a pipelined group, with the promise its reply settles. */
+interface GroupItem {
+  readonly stage: 'mail' | 'rcpt';
+  readonly line: string;
+  readonly command: CommandOptions;
+  readonly settle: Deferred<SmtpReply>;
 }
 
 function isIpAddress(host: string): boolean {
@@ -213,6 +240,71 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
     return reply;
   };
 
+  /** Writes lines (in one send when the channel can); a failure closes the session. */
+  const write = async (lines: readonly string[], stage: SmtpStage): Promise<void> => {
+    try {
+      if (channel.writeLines !== undefined && lines.length > 1) await channel.writeLines(lines);
+      else for (const line of lines) await channel.writeLine(line);
+    } catch (error) {
+      throw failure(
+        isSmtpError(error) ? error.kind : 'disconnect',
+        'the connection failed while writing',
+        stage,
+        { cause: error },
+      );
+    }
+  };
+
+  /**
+   * Sends `items` as one RFC 2920 group when the server offers PIPELINING (else one at a time) and settles
+   * each item with its reply, in order. From the first reply that does not come, every later item rejects
+   * with the same error.
+   */
+  const group = async (items: readonly GroupItem[], signal: AbortSignal | undefined): Promise<void> => {
+    const pipelining = capabilities.extensions.has('PIPELINING');
+    let index = 0;
+    try {
+      const stage = items[0]!.stage;
+      if (!usable || channel.closed) {
+        usable = false;
+        throw new SmtpError('disconnect', 'the SMTP session is closed', { stage });
+      }
+      if (options.signal?.aborted) throw failure('aborted', 'the SMTP session was aborted', stage);
+      if (signal?.aborted)
+        throw new SmtpError('aborted', 'the group was aborted before it was sent', { stage });
+      if (pipelining) {
+        for (const item of items) emit(item.command.onLine, 'client', item.line);
+        lastCommand = items[0]!.line;
+        await write(
+          items.map((item) => item.line),
+          stage,
+        );
+      }
+      for (; index < items.length; index++) {
+        const item = items[index]!;
+        lastCommand = item.line;
+        if (!pipelining) {
+          emit(item.command.onLine, 'client', item.line);
+          await write([item.line], item.stage);
+        }
+        const reply = await readReply(item.stage, limitOf(item.command), item.command);
+        if (reply.code === 421) {
+          throw failure(
+            'rejected',
+            `the server is closing the session: ${reply.code} ${reply.text}`,
+            item.stage,
+            {
+              smtpReply: reply,
+            },
+          );
+        }
+        item.settle.resolve(reply);
+      }
+    } catch (error) {
+      for (const item of items.slice(index)) item.settle.reject(error);
+    }
+  };
+
   /** Runs commands one after another, whatever the caller does. */
   const serial = <T>(task: () => Promise<T>): Promise<T> => {
     const run = queue.then(task, task);
@@ -328,6 +420,66 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
         }
         return exchange('rcpt', commands.rcptTo(recipient), rcptOptions);
       });
+    },
+    rcptToMany(
+      recipients: readonly PipelinedRcpt[],
+      pipelineOptions: PipelineOptions = {},
+    ): PipelinedReplies {
+      const rcpts = recipients.map(() => deferred<SmtpReply>());
+      const mail = pipelineOptions.mailFrom;
+      const mailReply = mail === undefined ? null : deferred<SmtpReply>();
+      const signal = pipelineOptions.signal;
+      const withSignal = (command: CommandOptions): CommandOptions =>
+        signal === undefined ? command : { ...command, signal };
+      for (const settle of [mailReply, ...rcpts]) settle?.promise.catch(() => {});
+      serial(async () => {
+        const items: GroupItem[] = [];
+        let utf8 = envelopeUtf8;
+        if (mail !== undefined && mailReply !== null) {
+          const smtpUtf8 = mail.smtpUtf8 === true && capabilities.extensions.has('SMTPUTF8');
+          try {
+            if (needsSmtpUtf8(mail.sender) && !smtpUtf8) {
+              throw new SmtpError('smtputf8', 'the sender needs SMTPUTF8, which the server does not offer', {
+                stage: 'mail',
+              });
+            }
+            const line = commands.mailFrom(mail.sender, smtpUtf8);
+            const settle = deferred<SmtpReply>();
+            settle.promise.then(
+              (reply) => {
+                envelopeUtf8 = isSuccess(reply) && smtpUtf8;
+                mailReply.resolve(reply);
+              },
+              (error: unknown) => mailReply.reject(error),
+            );
+            items.push({ stage: 'mail', line, command: withSignal(mail), settle });
+            utf8 = smtpUtf8;
+          } catch (error) {
+            for (const settle of [mailReply, ...rcpts]) settle.reject(error);
+            return;
+          }
+        }
+        for (const [index, { recipient, ...command }] of recipients.entries()) {
+          const settle = rcpts[index]!;
+          try {
+            if (needsSmtpUtf8(recipient) && !utf8) {
+              throw new SmtpError('smtputf8', 'the recipient needs SMTPUTF8 in an envelope opened with it', {
+                stage: 'rcpt',
+              });
+            }
+            items.push({
+              stage: 'rcpt',
+              line: commands.rcptTo(recipient),
+              command: withSignal(command),
+              settle,
+            });
+          } catch (error) {
+            settle.reject(error);
+          }
+        }
+        if (items.length > 0) await group(items, signal);
+      });
+      return { mail: mailReply?.promise ?? null, rcpts: rcpts.map((settle) => settle.promise) };
     },
     reset(resetOptions: CommandOptions = {}) {
       return serial(async () => {

@@ -37,6 +37,11 @@ export interface LineChannel {
   /** Writes one line (the CRLF is added). The caller has sanitized it. */
   writeLine(line: string): Promise<void>;
   /**
+   * Writes several lines in one send (each gets its CRLF), for an RFC 2920 pipelined command group. The caller
+   * has sanitized them. Optional: without it, the lines are written one `writeLine` after another.
+   */
+  writeLines?(lines: readonly string[]): Promise<void>;
+  /**
    * Upgrades the connection to TLS (after a `220` reply to STARTTLS). Optional: without it, STARTTLS is
    * never attempted. Rejects with `SmtpError` kind `tls` when the handshake fails.
    */
@@ -105,6 +110,40 @@ export interface MailFromOptions extends CommandOptions {
   readonly smtpUtf8?: boolean;
 }
 
+/** One recipient of {@link SmtpSession.rcptToMany}. */
+export interface PipelinedRcpt {
+  /** The address for `RCPT TO`. */
+  readonly recipient: string;
+  /**
+   * Absolute time (by the session's clock) by which this recipient's reply must have arrived; tightens the
+   * session's `commandTimeoutMs`, which counts from the arrival of the previous reply.
+   */
+  readonly deadline?: number;
+  /** Receives this command's line and its reply's lines. */
+  readonly onLine?: TranscriptHook;
+}
+
+/** Options of {@link SmtpSession.rcptToMany}. */
+export interface PipelineOptions {
+  /** Open the envelope in the same group: `MAIL FROM` goes first (RFC 2920 §3.1 allows it anywhere in a group). */
+  readonly mailFrom?: { readonly sender: string } & MailFromOptions;
+  /** Aborts the whole group (the session is then closed). */
+  readonly signal?: AbortSignal;
+}
+
+/** The replies of a pipelined group, one promise per command, settling in the order the commands were sent. */
+export interface PipelinedReplies {
+  /** The reply to `MAIL FROM`, when the group opened the envelope; else `null`. */
+  readonly mail: Promise<SmtpReply> | null;
+  /**
+   * One reply per recipient, in order. A recipient whose command could not be built (`unsafe_argument`,
+   * `smtputf8`) rejects alone and is not sent. When the reply to one command does not come (drop, garbage,
+   * timeout, `421`), that command and every later one of the group reject with the same `SmtpError` and the
+   * session is closed.
+   */
+  readonly rcpts: readonly Promise<SmtpReply>[];
+}
+
 /**
  * An open SMTP session, past greeting and EHLO (and STARTTLS when asked for), ready for envelopes.
  * Replies are returned as values whatever their code, except `421` (service closing), which throws an
@@ -125,6 +164,14 @@ export interface SmtpSession {
    * stays usable).
    */
   rcptTo(recipient: string, options?: CommandOptions): Promise<SmtpReply>;
+  /**
+   * Several `RCPT TO` (after an optional `MAIL FROM`) as one RFC 2920 command group: every line is written in
+   * one send, then the replies are read in order, each settling its own promise. Without the `PIPELINING`
+   * keyword the commands go one at a time (each after the previous reply). A `MAIL FROM` in the group that is
+   * refused does not stop the `RCPT TO` already sent; their replies (usually `503`) still come back. Optional:
+   * sessions without it are driven one command at a time.
+   */
+  rcptToMany?(recipients: readonly PipelinedRcpt[], options?: PipelineOptions): PipelinedReplies;
   /** `RSET`: ends the envelope so that the session can be reused. A non-2xx reply makes the session unusable. */
   reset(options?: CommandOptions): Promise<SmtpReply>;
   /** `QUIT` (best effort, short wait for `221`) and close. Never throws; idempotent. */

@@ -1,5 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { booleanParam, integerParam, numberParam, pathAndQuery, queryParam } from '../../src/http/params.js';
+import {
+  booleanParam,
+  integerParam,
+  numberParam,
+  parseQuery,
+  pathAndQuery,
+  queryParam,
+} from '../../src/http/params.js';
 
 const url = (query: string) => new URLSearchParams(query);
 
@@ -64,5 +72,57 @@ describe('pathAndQuery', () => {
       expect(split.pathname).toBe(url.pathname);
       expect(split.query.toString()).toBe(url.searchParams.toString());
     }
+  });
+});
+
+describe('parseQuery agrees with URLSearchParams', () => {
+  const alphabet = [
+    'a',
+    'b',
+    '=',
+    '&',
+    '+',
+    '%',
+    '%2',
+    '%41',
+    '%2B',
+    '%26',
+    '%3D',
+    '%C3%A9',
+    '%C3',
+    '%E7%94%A8',
+  ];
+  const hostile = [
+    '%ED%A0%80',
+    '%C0%AF',
+    '%00',
+    '%zz',
+    'é',
+    ' ',
+    '\u0000',
+    '\ud800',
+    '%F0%9F%98%80',
+    '#',
+    '?',
+    'x',
+  ];
+  const names = ['a', 'b', '', ' ', 'a b', '+', '&', '=', 'é', 'x', 'a+', 'ab'];
+  const same = (query: string) => {
+    const mine = parseQuery(query);
+    const reference = new URLSearchParams(query);
+    for (const name of [...names, ...reference.keys()])
+      expect(mine.getAll(name)).toEqual(reference.getAll(name));
+    expect(mine.toString()).toBe(reference.toString());
+  };
+
+  it('on queries built from tricky pieces (escapes, +, &, =, unicode, lone surrogates)', () => {
+    const pieces = fc
+      .array(fc.constantFrom(...alphabet, ...hostile), { maxLength: 12 })
+      .map((a) => a.join(''));
+    fc.assert(fc.property(pieces, same), { numRuns: 5_000 });
+  });
+
+  it('on arbitrary strings', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 60 }), same), { numRuns: 2_000 });
   });
 });

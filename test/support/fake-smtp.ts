@@ -5,7 +5,7 @@
  */
 import { SmtpError } from '../../src/errors.js';
 import type { SessionFactory } from '../../src/smtp/pool.js';
-import type { SmtpReply, SmtpSession, TranscriptHook } from '../../src/smtp/types.js';
+import type { PipelinedReplies, SmtpReply, SmtpSession, TranscriptHook } from '../../src/smtp/types.js';
 
 /** Builds a parsed reply; a leading `x.y.z` in `text` becomes the enhanced code. */
 export function reply(code: number, text = 'ok'): SmtpReply {
@@ -23,6 +23,14 @@ export interface FakeMailHostOptions {
   readonly extensions?: readonly string[];
   /** After this many `RCPT TO` in one session, the next command gets a 421 (thrown, as the real session does). */
   readonly closeAfterRcpts?: number;
+  /** After this many `RCPT TO` in one session, the next command finds the connection dropped. */
+  readonly dropAfterRcpts?: number;
+  /**
+   * Sessions implement `rcptToMany` (answering a group's commands in order; from the first that fails, the
+   * rest fail with the same error), so the pool sends pipelined groups when PIPELINING is advertised.
+   * @default false
+   */
+  readonly pipelining?: boolean;
   /** Every open and every command waits until the test calls `step()`. @default false */
   readonly manual?: boolean;
   /** Opening fails with this error. */
@@ -33,6 +41,8 @@ export interface FakeMailHostOptions {
 export interface FakeSession extends SmtpSession {
   /** Commands received, in order (`MAIL FROM:<a>`, `RCPT TO:<b>`, `RSET`, `QUIT`). */
   readonly commands: string[];
+  /** Size of each `rcptToMany` group (its `RCPT TO` count), in order. */
+  readonly groups: number[];
   /** The next command fails as if the server had silently dropped the connection (a stale session). */
   breakSilently(): void;
 }
@@ -124,7 +134,52 @@ export function fakeMailHost(options: FakeMailHostOptions = {}): FakeMailHost {
       return result;
     };
 
+    const rcptTo = (recipient: string) => {
+      if (options.dropAfterRcpts !== undefined && rcpts >= options.dropAfterRcpts) broken = true;
+      return command(`RCPT TO:<${recipient}>`, () => {
+        rcpts += 1;
+        if (options.closeAfterRcpts !== undefined && rcpts > options.closeAfterRcpts) {
+          return reply(421, '4.7.0 too many recipients this session');
+        }
+        return options.rcpt?.(recipient) ?? reply(250);
+      });
+    };
+    const groups: number[] = [];
+    const rcptToMany = (
+      recipients: readonly { recipient: string }[],
+      groupOptions: { mailFrom?: { sender: string; smtpUtf8?: boolean } } = {},
+    ): PipelinedReplies => {
+      groups.push(recipients.length);
+      const { mailFrom } = groupOptions;
+      let chain: Promise<unknown> = Promise.resolve();
+      let failure: unknown;
+      const next = <T>(task: () => Promise<T>): Promise<T> => {
+        const run = chain.then(() => {
+          if (failure !== undefined) throw failure;
+          return task().catch((error: unknown) => {
+            failure = error;
+            throw error;
+          });
+        });
+        chain = run.catch(() => {});
+        run.catch(() => {});
+        return run;
+      };
+      const mail =
+        mailFrom === undefined
+          ? null
+          : next(() =>
+              command(
+                `MAIL FROM:<${mailFrom.sender}>${mailFrom.smtpUtf8 ? ' SMTPUTF8' : ''}`,
+                () => options.mail?.(mailFrom.sender) ?? reply(250),
+              ),
+            );
+      return { mail, rcpts: recipients.map(({ recipient }) => next(() => rcptTo(recipient))) };
+    };
+
     const session: FakeSession = {
+      groups,
+      ...(options.pipelining === true ? { rcptToMany } : {}),
       capabilities: { extensions, tls: false, esmtp: true, greeting: reply(220, 'fake ESMTP') },
       commands,
       get usable() {
@@ -138,13 +193,7 @@ export function fakeMailHost(options: FakeMailHostOptions = {}): FakeMailHost {
         return command(`MAIL FROM:<${sender}>${suffix}`, () => options.mail?.(sender) ?? reply(250));
       },
       rcptTo(recipient) {
-        return command(`RCPT TO:<${recipient}>`, () => {
-          rcpts += 1;
-          if (options.closeAfterRcpts !== undefined && rcpts > options.closeAfterRcpts) {
-            return reply(421, '4.7.0 too many recipients this session');
-          }
-          return options.rcpt?.(recipient) ?? reply(250);
-        });
+        return rcptTo(recipient);
       },
       reset() {
         return command('RSET', () => reply(250));

@@ -13,6 +13,8 @@ export interface RawPeer {
   write(data: string | Uint8Array): Promise<boolean>;
   /** The next line the client sent (without CRLF), or `null` once the client closed. */
   readLine(): Promise<string | null>;
+  /** Lines received and not read yet (a pipelined group arrives as several lines at once). */
+  buffered(): number;
   /** Waits `ms` milliseconds (or less, if the client goes away). */
   sleep(ms: number): Promise<void>;
   /** True once the client closed or the socket failed. */
@@ -93,6 +95,7 @@ function peerOf(socket: Socket, received: string[], onWrite: (bytes: number) => 
       if (gone) return Promise.resolve(null);
       return new Promise((resolve) => waiting.push(resolve));
     },
+    buffered: () => lines.length,
     sleep(ms) {
       return new Promise((resolve) => {
         const wake = () => {
