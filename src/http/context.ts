@@ -10,8 +10,6 @@ import type { QueryParams } from './params.js';
 /** The services and settings operations use, fixed when the handler is made. */
 export interface Services {
   readonly verifier: Pick<Verifier, 'verify'>;
-  /** The verifier's own `timeoutMs` when the handler made it (so known); `undefined` for a caller's verifier. */
-  readonly verifierTimeoutMs: number | undefined;
   readonly jobs: BulkJobManagerApi;
   readonly limits: Readonly<Required<HttpLimits>>;
   /** The OpenAPI document served at `/v1/openapi.json`. */

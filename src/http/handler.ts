@@ -5,7 +5,7 @@
 import { BulkJobManager } from '../bulk/manager.js';
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
-import { DEFAULTS, type VerifyOptions } from '../options.js';
+import type { VerifyOptions } from '../options.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
@@ -155,8 +155,6 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const ownJobs = options.jobs === undefined ? new BulkJobManager({ verifier }) : undefined;
   const services: Services = {
     verifier,
-    verifierTimeoutMs:
-      ownVerifier === undefined ? undefined : (options.verifierOptions?.timeoutMs ?? DEFAULTS.timeoutMs),
     jobs: options.jobs ?? (ownJobs as BulkJobManagerApi),
     limits,
     openapi: openApiDocument(limits),

@@ -9,9 +9,8 @@ import { numberParam, queryParam } from './params.js';
 
 /**
  * Verifies `?email=` with a budget of `?timeout=` seconds (default {@link VERIFY_TIMEOUT}), passed to the
- * verifier as the override `timeoutMs` unless it equals the verifier's own default (known for the verifier the
- * handler made), where the override would change nothing and only cost a per-call merge of the options.
- * No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
+ * verifier as the override `timeoutMs` (the verifier applies a budget-only override without re-resolving its
+ * options). No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
  * every request more than a client that went away costs the server.
  */
 export const verifyEmail: Operation = async ({ query, services, json }) => {
@@ -25,11 +24,7 @@ export const verifyEmail: Operation = async ({ query, services, json }) => {
     VERIFY_TIMEOUT.max,
   );
   const timeoutMs = Math.round(timeout * 1000);
-  const result =
-    timeoutMs === services.verifierTimeoutMs
-      ? await services.verifier.verify(email)
-      : await services.verifier.verify(email, { timeoutMs });
-  return json(200, result);
+  return json(200, await services.verifier.verify(email, { timeoutMs }));
 };
 
 /** Serves the OpenAPI document. */
