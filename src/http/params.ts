@@ -141,6 +141,25 @@ export function queryParam(query: QueryParams, name: string): string | null {
   return values[0] ?? null;
 }
 
+function boundedParam(
+  query: QueryParams,
+  name: string,
+  fallback: number,
+  range: { min: number; max: number },
+  shape: { pattern: RegExp; noun: string },
+): number {
+  const raw = queryParam(query, name);
+  if (raw === null) return fallback;
+  const value = shape.pattern.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= range.min && value <= range.max)) {
+    throw new HttpError('invalid_request', `${name} must be ${shape.noun} from ${range.min} to ${range.max}`);
+  }
+  return value;
+}
+
+const INTEGER = { pattern: /^\d{1,16}$/, noun: 'an integer' };
+const DECIMAL = { pattern: /^\d{1,6}(\.\d{1,6})?$/, noun: 'a number' };
+
 /** An integer query parameter in `[min, max]`, or `fallback` when absent. */
 export function integerParam(
   query: QueryParams,
@@ -149,13 +168,7 @@ export function integerParam(
   min: number,
   max: number,
 ): number {
-  const raw = queryParam(query, name);
-  if (raw === null) return fallback;
-  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(value >= min && value <= max)) {
-    throw new HttpError('invalid_request', `${name} must be an integer from ${min} to ${max}`);
-  }
-  return value;
+  return boundedParam(query, name, fallback, { min, max }, INTEGER);
 }
 
 /** A number query parameter (decimals allowed) in `[min, max]`, or `fallback` when absent. */
@@ -166,13 +179,7 @@ export function numberParam(
   min: number,
   max: number,
 ): number {
-  const raw = queryParam(query, name);
-  if (raw === null) return fallback;
-  const value = /^\d{1,6}(\.\d{1,6})?$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!(value >= min && value <= max)) {
-    throw new HttpError('invalid_request', `${name} must be a number from ${min} to ${max}`);
-  }
-  return value;
+  return boundedParam(query, name, fallback, { min, max }, DECIMAL);
 }
 
 /** A boolean query parameter (`true` or `false`), `false` when absent. */
