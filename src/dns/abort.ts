@@ -4,6 +4,7 @@
  * @module
  */
 import { DnsError } from '../errors.js';
+import { requireLookupName } from './name.js';
 
 /** The {@link DnsError} a lookup rejects with when its signal aborts. */
 export function abortedLookup(hostname: string, signal: AbortSignal): DnsError {
@@ -38,4 +39,22 @@ export function raceSignal<T>(
       },
     );
   });
+}
+
+/**
+ * Runs one lookup the way every Resolver here does: the name is validated first (a bad name rejects without
+ * a query), then `run(name)` races the caller's signal.
+ */
+export function guardedLookup<T>(
+  input: unknown,
+  signal: AbortSignal | undefined,
+  run: (name: string) => Promise<T>,
+): Promise<T> {
+  let name: string;
+  try {
+    name = requireLookupName(input);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return raceSignal(run(name), name, signal);
 }

@@ -4,9 +4,8 @@
  */
 import { Resolver as DnsResolver } from 'node:dns/promises';
 import { DnsError, type DnsFailure, OptionsError } from '../errors.js';
-import { raceSignal } from './abort.js';
+import { guardedLookup } from './abort.js';
 import { keepPreferred, mergeAddressAnswers } from './merge.js';
-import { requireLookupName } from './name.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './types.js';
 
 /** Options of {@link nodeResolver}. */
@@ -146,25 +145,14 @@ export function nodeResolver(options: NodeResolverOptions = {}): NodeResolver {
 
   return {
     mx(domain: string, lookupOptions?: LookupOptions) {
-      let name: string;
-      try {
-        name = requireLookupName(domain);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return raceSignal(mx(name), name, lookupOptions?.signal);
+      return guardedLookup(domain, lookupOptions?.signal, mx);
     },
     addresses(host: string, lookupOptions?: LookupOptions) {
-      let name: string;
-      try {
-        name = requireLookupName(host);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const both = Promise.allSettled([family(name, 'A'), family(name, 'AAAA')]).then(([v4, v6]) =>
-        mergeAddressAnswers(v4, v6, maxRecords),
+      return guardedLookup(host, lookupOptions?.signal, (name) =>
+        Promise.allSettled([family(name, 'A'), family(name, 'AAAA')]).then(([v4, v6]) =>
+          mergeAddressAnswers(v4, v6, maxRecords),
+        ),
       );
-      return raceSignal(both, name, lookupOptions?.signal);
     },
     close() {
       if (closed) return;

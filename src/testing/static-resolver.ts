@@ -3,9 +3,8 @@
  * routing already (an internal relay, a fixed test domain).
  * @module
  */
-import { raceSignal } from '../dns/abort.js';
+import { guardedLookup } from '../dns/abort.js';
 import { keepPreferred, mergeAddressAnswers } from '../dns/merge.js';
-import { requireLookupName } from '../dns/name.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
 import { compileZone, type Zone, type ZoneRecordType } from './zone.js';
@@ -71,25 +70,14 @@ export function staticResolver(zone: Zone, options: StaticResolverOptions = {}):
   return {
     lookups,
     mx(domain: string, lookupOptions?: LookupOptions) {
-      let name: string;
-      try {
-        name = requireLookupName(domain);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return raceSignal(settle<MxRecord>(name, 'MX'), name, lookupOptions?.signal);
+      return guardedLookup(domain, lookupOptions?.signal, (name) => settle<MxRecord>(name, 'MX'));
     },
     addresses(host: string, lookupOptions?: LookupOptions) {
-      let name: string;
-      try {
-        name = requireLookupName(host);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const both = Promise.allSettled([settle<string>(name, 'A'), settle<string>(name, 'AAAA')]).then(
-        ([v4, v6]) => mergeAddressAnswers(v4, v6, maxRecords),
+      return guardedLookup(host, lookupOptions?.signal, (name) =>
+        Promise.allSettled([settle<string>(name, 'A'), settle<string>(name, 'AAAA')]).then(([v4, v6]) =>
+          mergeAddressAnswers(v4, v6, maxRecords),
+        ),
       );
-      return raceSignal(both, name, lookupOptions?.signal);
     },
   };
 }
