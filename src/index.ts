@@ -147,8 +147,15 @@ export {
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
 export { type SocketChannelOptions, socketChannel } from './smtp/line-channel.js';
-export { DEFAULT_PIPELINE_DEPTH } from './smtp/pool.js';
-export type { Prober, ProberStats } from './smtp/prober.js';
+export {
+  DEFAULT_PIPELINE_DEPTH,
+  type Lease,
+  type PoolTarget,
+  type RcptOutcome,
+  type RcptRequest,
+  type SessionSettings,
+} from './smtp/pool.js';
+export type { CatchAllRequest, Prober, ProberStats } from './smtp/prober.js';
 export { providerOf, providerOfHost } from './smtp/provider.js';
 export { parseReply, type ReplyLimits } from './smtp/reply.js';
 export { openSmtpSession, type SessionOptions } from './smtp/session.js';
