@@ -5,6 +5,7 @@
 import { cachedResolver } from './dns/cached.js';
 import { nodeResolver } from './dns/node.js';
 import type { Resolver } from './dns/types.js';
+import { MailvetError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
 import { defaultHeloHost } from './smtp/host.js';
 import { createProber, type Prober } from './smtp/prober.js';
@@ -31,33 +32,47 @@ export interface OwnedRuntime extends VerifierRuntime {
   close(): Promise<void>;
 }
 
-/** Builds the runtime of a verifier from its resolved options, with real defaults for each seam. */
+/**
+ * Builds the runtime of a verifier from its resolved options, with real defaults for each seam. The resolver
+ * and the prober (pools, catch-all cache) are made on first use, so a verifier that never goes on the network
+ * (`dns: false`, or a `verify(email, options)` call that fails syntax) costs microseconds, not the
+ * milliseconds their caches take to allocate.
+ */
 export function createRuntime(options: ResolvedOptions): OwnedRuntime {
-  const ownsResolver = options.resolver === undefined;
-  const resolver = options.resolver ?? cachedResolver(nodeResolver());
   const transport = options.transport ?? tcpTransport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
-  const prober = createProber({
-    transport,
-    heloHost: options.heloHost ?? defaultHeloHost(),
-    perMxConcurrency: options.perMxConcurrency,
-    concurrency: options.concurrency,
-    maxRcptPerSession: options.maxRcptPerSession,
-    idleSessionMs: options.idleSessionMs,
-    catchAllTtlMs: options.catchAllTtlMs,
-    now,
-    randomBytes,
-  });
+  let resolver: Resolver | undefined = options.resolver;
+  let prober: Prober | undefined;
+  let closed = false;
   return {
-    resolver,
+    get resolver() {
+      resolver ??= cachedResolver(nodeResolver());
+      return resolver;
+    },
     transport,
     now,
     randomBytes,
-    prober,
+    get prober() {
+      if (closed && prober === undefined)
+        throw new MailvetError('disposed', 'the verifier has been disposed');
+      prober ??= createProber({
+        transport,
+        heloHost: options.heloHost ?? defaultHeloHost(),
+        perMxConcurrency: options.perMxConcurrency,
+        concurrency: options.concurrency,
+        maxRcptPerSession: options.maxRcptPerSession,
+        idleSessionMs: options.idleSessionMs,
+        catchAllTtlMs: options.catchAllTtlMs,
+        now,
+        randomBytes,
+      });
+      return prober;
+    },
     async close() {
-      await prober.close();
-      if (ownsResolver) resolver.close?.();
+      closed = true;
+      await prober?.close();
+      if (options.resolver === undefined) resolver?.close?.();
     },
   };
 }
