@@ -39,6 +39,19 @@ interface Target {
   readonly maxEdits: number;
   /** {@link charMask} of the domain. */
   readonly mask: number;
+  /** The domain without its public suffix (`yahoo` in `yahoo.com.br`). */
+  readonly name: string;
+  /** The public suffix (`com.br`). */
+  readonly suffix: string;
+}
+
+/**
+ * A domain split at its public suffix, when that suffix is a real (ICANN) one: a provider's name under a real
+ * suffix is that provider's regional domain, not a typo of the same name under another country's suffix.
+ */
+interface RegionalSplit {
+  readonly name: string;
+  readonly suffix: string;
 }
 
 /** Everything a suggester looks up, shared between a suggester and its extensions. */
@@ -66,6 +79,12 @@ const PARSE = {
 const MAX_DOMAIN = 253;
 /** The most edits any target tolerates, bonus included: bounds the lengths worth comparing. */
 const MAX_EDITS = 3;
+/**
+ * Suffixes a real regional suffix may still be corrected to, because they are what a near miss of them almost
+ * always meant (`gmail.co`, `gmail.cm`, `gmail.om` are slips of `.com`). Any other change of suffix alone
+ * (`hotmail.com.tr` to `hotmail.com.br`, `live.in` to `live.it`) would move the address to another country.
+ */
+const GENERIC_SUFFIXES: ReadonlySet<string> = new Set(['com', 'net', 'org']);
 
 /**
  * Edits tolerated by a target, from the length of its name label (`gmail` in `gmail.com`): none for
@@ -77,6 +96,16 @@ const MAX_EDITS = 3;
  */
 export function editsFor(nameLength: number): number {
   return nameLength <= 3 ? 0 : nameLength <= 8 ? 1 : 2;
+}
+
+/** Whether correcting a domain split as `from` to `target` only swaps one real suffix for a regional one. */
+function swapsRegion(from: RegionalSplit | null, target: Target): boolean {
+  return (
+    from !== null &&
+    from.name === target.name &&
+    from.suffix !== target.suffix &&
+    !GENERIC_SUFFIXES.has(target.suffix)
+  );
 }
 
 function nameLabel(domain: string): string {
@@ -129,7 +158,11 @@ function targetsOf(domains: readonly string[], firstRank: number): Target[] {
     if (domain === '' || !domain.includes('.') || domain.length > MAX_DOMAIN || seen.has(domain)) continue;
     seen.add(domain);
     const maxEdits = editsFor(nameLabel(domain).length);
-    targets.push({ domain, rank: firstRank + targets.length, maxEdits, mask: charMask(domain) });
+    const info = parse(domain, PARSE);
+    const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
+    const name = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
+    const rank = firstRank + targets.length;
+    targets.push({ domain, rank, maxEdits, mask: charMask(domain), name, suffix });
   }
   return targets;
 }
@@ -155,8 +188,16 @@ export function closestMatch(input: string, candidates: readonly string[], maxEd
   return best;
 }
 
-/** The best target within its tolerance (plus `bonus`) of `domain`, by distance then rank. */
-function closestTarget(index: Index, domain: string, bonus: number): string | null {
+/**
+ * The best target within its tolerance (plus `bonus`) of `domain`, by distance then rank, never one that
+ * only swaps the real suffix of `region` for another country's.
+ */
+function closestTarget(
+  index: Index,
+  domain: string,
+  bonus: number,
+  region: RegionalSplit | null,
+): string | null {
   let best: Target | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   const length = domain.length;
@@ -169,7 +210,8 @@ function closestTarget(index: Index, domain: string, bonus: number): string | nu
     const gap = Math.abs(size - length);
     for (const target of bucket) {
       const allowed = Math.min(target.maxEdits + bonus, bestDistance);
-      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed) continue;
+      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed || swapsRegion(region, target))
+        continue;
       const distance = osaDistance(domain, target.domain, allowed);
       if (distance > allowed) continue;
       if (
@@ -205,14 +247,15 @@ function closestSecondLevel(index: Index, name: string): string | null {
  * is a listed one (`yajoo.com` -> `yahoo.com`); an exact provider name followed by an unlisted suffix gets
  * the closest listed suffix (`hotmail.co` -> `hotmail.com`).
  */
-function secondLevelFix(index: Index, head: string, suffix: string): string | null {
+function secondLevelFix(index: Index, head: string, suffix: string, realSuffix: boolean): string | null {
   const dot = head.lastIndexOf('.');
   const prefix = head.slice(0, dot + 1);
   const name = head.slice(dot + 1);
   if (index.secondLevelSet.has(name)) {
     if (index.topLevelSet.has(suffix)) return null;
     const closest = closestMatch(suffix, index.topLevel, 1);
-    return closest === null ? null : `${prefix}${name}.${closest}`;
+    if (closest === null || (realSuffix && !GENERIC_SUFFIXES.has(closest))) return null;
+    return `${prefix}${name}.${closest}`;
   }
   const provider = closestSecondLevel(index, name);
   if (provider === null) return null;
@@ -250,16 +293,17 @@ function compute(index: Index, domain: string): string | null {
   if (info.domain !== null && info.domain !== domain && index.isKnown(info.domain)) return null;
   // An ending that is no public suffix cannot receive mail: one more edit is then worth suggesting.
   const realSuffix = info.isIcann === true;
-  const direct = closestTarget(index, domain, realSuffix ? 0 : 1);
+  const region = realSuffix ? { name: info.domainWithoutSuffix ?? '', suffix } : null;
+  const direct = closestTarget(index, domain, realSuffix ? 0 : 1, region);
   if (direct !== null) return direct;
   const head = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
   if (head === '' || head.endsWith('.')) return null;
-  if (realSuffix) return secondLevelFix(index, head, suffix);
+  if (realSuffix) return secondLevelFix(index, head, suffix, true);
   const fixedSuffix = closestMatch(suffix, index.topLevel, 1);
   if (fixedSuffix === null) return null;
   const fixed = `${head}.${fixedSuffix}`;
   if (index.isKnown(fixed)) return fixed;
-  return closestTarget(index, fixed, 0) ?? secondLevelFix(index, head, fixedSuffix) ?? fixed;
+  return closestTarget(index, fixed, 0, null) ?? secondLevelFix(index, head, fixedSuffix, false) ?? fixed;
 }
 
 function suggesterOf(index: Index): DomainSuggester {
