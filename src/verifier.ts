@@ -86,18 +86,35 @@ async function run(
   runtime: OwnedRuntime,
 ): Promise<VerificationResult> {
   const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs);
-  for (const check of checks) {
+  for (let i = 0; i < checks.length; i += 1) {
     if (state.signal?.aborted) return toResult(state, ABORTED);
     let verdict: Verdict | undefined;
     try {
-      const outcome = check.run(state);
+      const outcome = checks[i]?.run(state);
       verdict = outcome instanceof Promise ? await outcome : outcome;
     } catch {
-      return toResult(state, EXCEPTION);
+      verdict = EXCEPTION;
     }
-    if (verdict !== undefined) return toResult(state, verdict);
+    if (verdict !== undefined) {
+      await annotate(state, checks, i + 1);
+      return toResult(state, verdict);
+    }
   }
   return toResult(state, state.signal?.aborted ? ABORTED : NO_VERDICT);
+}
+
+/** Runs the checks from `from` on that annotate failures (see {@link Check.annotatesFailures}). */
+async function annotate(state: CheckState, checks: readonly Check[], from: number): Promise<void> {
+  for (let i = from; i < checks.length; i += 1) {
+    const check = checks[i];
+    if (check?.annotatesFailures !== true || state.signal?.aborted) continue;
+    try {
+      const outcome = check.run(state);
+      if (outcome instanceof Promise) await outcome;
+    } catch {
+      // An annotation is best effort: the verdict already given stands.
+    }
+  }
 }
 
 /**

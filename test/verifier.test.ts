@@ -32,6 +32,37 @@ describe('createVerifier', () => {
     await verifier.dispose();
   });
 
+  it('after a final verdict runs only the checks that annotate failures, ignoring their outcome and errors', async () => {
+    const log: string[] = [];
+    const annotator = (name: string, run: Check['run']): Check => ({
+      name,
+      annotatesFailures: true,
+      run(state) {
+        log.push(name);
+        return run(state);
+      },
+    });
+    const verifier = createVerifier({
+      ...offline,
+      checks: [
+        recorder('a', log, verdictOf('blocklisted')),
+        recorder('b', log),
+        annotator('note', (state) => {
+          state.did_you_mean = 'noted@example.com';
+          return verdictOf('mailbox_not_found');
+        }),
+        annotator('broken', () => {
+          throw new Error('annotation failed');
+        }),
+      ],
+    });
+    const result = await verifier.verify('x@y.com');
+    expect(log).toEqual(['a', 'note', 'broken']);
+    expect(result).toMatchObject({ status: 'do_not_mail', sub_status: 'blocklisted' });
+    expect(result.did_you_mean).toBe('noted@example.com');
+    await verifier.dispose();
+  });
+
   it('ends unknown/smtp_not_checked when no check decides', async () => {
     const verifier = createVerifier({ ...offline, checks: [] });
     const result = await verifier.verify('x@y.com');

@@ -87,4 +87,10 @@ export interface Check {
   readonly name: string;
   /** Runs the check. Synchronous checks may return their outcome directly. */
   run(state: CheckState): CheckOutcome | Promise<CheckOutcome>;
+  /**
+   * When true, the check still runs after an earlier check gave the final verdict, to annotate the result
+   * (the built-in typo check does, so an address that fails the syntax check on a near-miss domain still gets
+   * `did_you_mean`). Its outcome and any error it throws are then ignored. @default false
+   */
+  readonly annotatesFailures?: boolean;
 }
