@@ -48,8 +48,8 @@ export const createJob: Operation = async (context) => {
   const { services, request, tenant } = context;
   const { limits, jobs } = services;
   const body = objectBody(await readJsonBody(request, limits.maxBodyBytes), ['name', 'emails', 'auto_start']);
-  if (body.name !== undefined && typeof body.name !== 'string') {
-    throw new HttpError('invalid_request', 'name must be a string');
+  if (body.name !== undefined && body.name !== null && typeof body.name !== 'string') {
+    throw new HttpError('invalid_request', 'name must be a string or null');
   }
   if (body.auto_start !== undefined && typeof body.auto_start !== 'boolean') {
     throw new HttpError('invalid_request', 'auto_start must be a boolean');
@@ -70,7 +70,7 @@ export const createJob: Operation = async (context) => {
     }
     job = await jobs.create({
       ...access(context),
-      ...(body.name === undefined ? {} : { name: body.name as string }),
+      ...(typeof body.name === 'string' ? { name: body.name } : {}),
       ...(emails === undefined ? {} : { emails }),
       ...(body.auto_start === undefined ? {} : { autoStart: body.auto_start as boolean }),
     });

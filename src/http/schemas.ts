@@ -125,7 +125,11 @@ export const CREATE_JOB: Schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: { type: 'string', description: 'A label (short, no control characters; see docs/bulk.md).' },
+    name: {
+      type: ['string', 'null'],
+      description:
+        'A label (short, no control characters; see docs/bulk.md). null is the same as leaving it out.',
+    },
     emails: {
       type: 'array',
       items: { type: 'string' },

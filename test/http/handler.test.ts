@@ -294,6 +294,17 @@ describe('POST /v1/bulk', () => {
     );
   });
 
+  it('accepts "name": null as no name', async () => {
+    const { call } = setup();
+    const response = await call('/v1/bulk', {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: '{"name": null, "emails": ["a@x.example"], "auto_start": false}',
+    });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toMatchObject({ status: 'queued', total: 1, name: null });
+  });
+
   it('creates an empty job from a request without a body', async () => {
     const { call } = setup();
     const response = await call('/v1/bulk', { method: 'POST', headers: auth() });
@@ -307,7 +318,8 @@ describe('POST /v1/bulk', () => {
     ['a string', '"hello"', 400, 'the request body must be a JSON object'],
     ['null', 'null', 400, 'the request body must be a JSON object'],
     ['an unknown field', '{"autoStart": false}', 400, 'unknown field "autoStart"'],
-    ['a non-string name', '{"name": 5}', 400, 'name must be a string'],
+    ['a non-string name', '{"name": 5}', 400, 'name must be a string or null'],
+    ['a name that is an object', '{"name": {"first": "x"}}', 400, 'name must be a string or null'],
     ['emails as a string', '{"emails": "a@x.example"}', 400, 'emails must be an array of strings'],
     ['a non-string address', '{"emails": ["a@x.example", 7]}', 400, 'emails[1] must be a string'],
     [
