@@ -26,6 +26,11 @@ export const HTTP_ERRORS = {
   },
   limit_exceeded: { status: 429, message: 'a quota is exhausted' },
   internal_error: { status: 500, message: 'internal error' },
+  body_already_read: {
+    status: 500,
+    message:
+      'the request body was already read by another middleware (a body parser such as express.json()): mount mailvet before any body parser',
+  },
   service_unavailable: { status: 503, message: 'the service is shutting down or unavailable' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

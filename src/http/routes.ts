@@ -150,7 +150,14 @@ export const ROUTES: readonly Route[] = [
       description: 'The job (status queued).',
       content: { 'application/json': ref('Job') },
     },
-    errors: ['invalid_request', 'payload_too_large', 'unsupported_media_type', 'limit_exceeded'],
+    errors: [
+      'invalid_request',
+      'payload_too_large',
+      'body_already_read',
+      'unsupported_media_type',
+      'limit_exceeded',
+      'body_already_read',
+    ],
   },
   {
     method: 'GET',
