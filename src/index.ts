@@ -112,6 +112,9 @@ export {
   type ResolvedOptions,
   resolveOptions,
   type TlsPolicy,
+  VERIFIER_LEVEL_OPTIONS,
+  type VerifierLevelOption,
+  type VerifyCallOptions,
   type VerifyOptions,
 } from './options.js';
 export {

@@ -96,6 +96,29 @@ export interface VerifyOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * The options that shape a verifier's shared resources (its resolver, transport, pools and caches): they can
+ * be set on `createVerifier` only, never per call.
+ */
+export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
+  'resolver',
+  'transport',
+  'concurrency',
+  'perMxConcurrency',
+  'maxRcptPerSession',
+  'idleSessionMs',
+  'catchAllTtlMs',
+] as const satisfies readonly (keyof VerifyOptions)[]);
+
+/** A name in {@link VERIFIER_LEVEL_OPTIONS}. */
+export type VerifierLevelOption = (typeof VERIFIER_LEVEL_OPTIONS)[number];
+
+/**
+ * What one `verifier.verify(email, overrides)` call may override: every {@link VerifyOptions} member except the
+ * verifier-level ones, so the compiler (not a runtime `OptionsError`) says when one is passed per call.
+ */
+export type VerifyCallOptions = Omit<VerifyOptions, VerifierLevelOption>;
+
 /** Options after validation and defaulting. */
 export interface ResolvedOptions {
   readonly dns: boolean;

@@ -6,7 +6,14 @@ import { DEFAULT_CHECKS } from './checks/index.js';
 import { createCheckState } from './checks/state.js';
 import type { Check, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
-import { applyBudget, type ResolvedOptions, resolveOptions, type VerifyOptions } from './options.js';
+import {
+  applyBudget,
+  type ResolvedOptions,
+  resolveOptions,
+  VERIFIER_LEVEL_OPTIONS,
+  type VerifyCallOptions,
+  type VerifyOptions,
+} from './options.js';
 import type { Verdict, VerificationResult } from './result.js';
 import { createRuntime, type OwnedRuntime } from './runtime.js';
 import { scoreOf } from './score.js';
@@ -17,21 +24,10 @@ export interface Verifier {
    * Verifies one address. Never throws for a bad address (that is a result); throws an `OptionsError` when
    * `overrides` are malformed, and a `MailvetError` with code `disposed` after {@link Verifier.dispose}.
    */
-  verify(email: string, overrides?: VerifyOptions): Promise<VerificationResult>;
+  verify(email: string, overrides?: VerifyCallOptions): Promise<VerificationResult>;
   /** Closes pooled SMTP sessions and releases caches and timers. Idempotent. */
   dispose(): Promise<void>;
 }
-
-/** Options that shape the verifier's shared resources; they can only be set on `createVerifier`. */
-const VERIFIER_LEVEL = [
-  'resolver',
-  'transport',
-  'concurrency',
-  'perMxConcurrency',
-  'maxRcptPerSession',
-  'idleSessionMs',
-  'catchAllTtlMs',
-];
 
 const NO_VERDICT: Verdict = { status: 'unknown', sub_status: 'smtp_not_checked' };
 const EXCEPTION: Verdict = { status: 'unknown', sub_status: 'exception_occurred' };
@@ -143,7 +139,7 @@ export function createVerifier(defaults: VerifyOptions = {}): Verifier {
       try {
         const budgeted = applyBudget(options, overrides);
         if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
-        for (const key of VERIFIER_LEVEL) {
+        for (const key of VERIFIER_LEVEL_OPTIONS) {
           if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
         }
         merged = resolveOptions({ ...defaults, ...overrides });

@@ -108,6 +108,8 @@ describe('createVerifier', () => {
     expect(() => createVerifier({ smtpPort: -1 })).toThrow(OptionsError);
     const verifier = createVerifier({ ...offline, checks: [] });
     await expect(verifier.verify('x@y.com', { timeoutMs: 0 })).rejects.toMatchObject({ option: 'timeoutMs' });
+    // The types refuse a verifier-level option per call; plain JavaScript gets an OptionsError at run time.
+    // @ts-expect-error concurrency can only be set on createVerifier()
     await expect(verifier.verify('x@y.com', { concurrency: 5 })).rejects.toMatchObject({
       code: 'invalid_option',
       option: 'concurrency',
