@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Writable } from 'node:stream';
-import { CSV_COLUMNS, csvField } from '../http/csv.js';
+import { CSV_COLUMNS, csvField, type FormulaEscape } from '../http/csv.js';
 import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
 import { CsvReader } from './csv.js';
 import type { InputRecord, InputShape } from './input.js';
@@ -58,13 +58,20 @@ export interface OutputLayout {
   readonly statusIndex: number;
   /** Add the SMTP transcript (`--trace`). */
   readonly trace: boolean;
+  /** Which CSV cells get the anti-formula `'` (`--formula-escape`). */
+  readonly formulaEscape: FormulaEscape;
 }
 
 /** Result fields of CSV output: the HTTP API's columns except `email`, which the input's columns already hold. */
 const RESULT_FIELDS = CSV_COLUMNS.filter((column) => column !== 'email');
 
 /** Builds the layout of an output for an input of the given shape. */
-export function layoutOf(format: OutputFormat, shape: InputShape, trace: boolean): OutputLayout {
+export function layoutOf(
+  format: OutputFormat,
+  shape: InputShape,
+  trace: boolean,
+  formulaEscape: FormulaEscape,
+): OutputLayout {
   const taken = new Set(shape.columns.map((column) => column.trim().toLowerCase()));
   const extra = [...RESULT_FIELDS, 'error', ...(trace ? ['smtp_transcript'] : [])];
   const named = extra.map((field) => (taken.has(field) ? `mailvet_${field}` : field));
@@ -76,6 +83,7 @@ export function layoutOf(format: OutputFormat, shape: InputShape, trace: boolean
     keyIndex: shape.emailIndex,
     statusIndex: shape.columns.length + RESULT_FIELDS.indexOf('status'),
     trace,
+    formulaEscape,
   };
 }
 
@@ -150,7 +158,7 @@ function csvLine(row: OutputRow, layout: OutputLayout): string {
   for (const field of RESULT_FIELDS) fields.push(row.result[field]);
   fields.push(row.error);
   if (layout.trace) fields.push(row.result.smtp_transcript?.join('\n') ?? null);
-  return `${fields.map(csvField).join(',')}\r\n`;
+  return `${fields.map((field) => csvField(field, layout.formulaEscape)).join(',')}\r\n`;
 }
 
 /**
@@ -171,7 +179,10 @@ export class ResultWriter {
     this.#layout = layout;
     this.#rows = resumed ?? 0;
     if (resumed === undefined) {
-      if (layout.format === 'csv') this.#buffer = `${layout.header.map(csvField).join(',')}\r\n`;
+      if (layout.format === 'csv') {
+        const cells = layout.header.map((name) => csvField(name, layout.formulaEscape));
+        this.#buffer = `${cells.join(',')}\r\n`;
+      }
       if (layout.format === 'json') this.#buffer = '[\n';
     }
   }

@@ -97,6 +97,36 @@ describe('mailvet bulk: CSV in, CSV out', () => {
     expect(rows[1]?.slice(0, 3)).toEqual(['w@example.com', 'h@example.com', 'h@example.com']);
   });
 
+  it('keeps pass-through cells byte for byte unless they would run as a formula (--formula-escape)', async () => {
+    const cells = [
+      '+44 20 7946 0958',
+      '-5.20',
+      '@vip',
+      '+1 (555) 123-4567',
+      '=HYPERLINK("http://x.example")',
+      '+A1',
+      '@SUM(A1)',
+      "-2+3+cmd|' /C calc'!A0",
+    ];
+    const input = await file(
+      'formula.csv',
+      `email,note\n${cells.map((cell) => `a@example.com,"${cell.replaceAll('"', '""')}"`).join('\n')}\n`,
+    );
+    const notes = async (extra: string[]) => {
+      const run = await runCli(['bulk', input, '--no-dns', ...extra]);
+      expect(run.code).toBe(EXIT.ok);
+      return parseCsv(run.stdout)
+        .slice(1)
+        .map((row) => row[1]);
+    };
+    const quoted = (cell: string) => `'${cell}`;
+    const byAuto = [...cells.slice(0, 4), ...cells.slice(4).map(quoted)];
+    expect(await notes([])).toEqual(byAuto);
+    expect(await notes(['--formula-escape', 'auto'])).toEqual(byAuto);
+    expect(await notes(['--formula-escape', 'always'])).toEqual(cells.map(quoted));
+    expect(await notes(['--formula-escape', 'never'])).toEqual(cells);
+  });
+
   it('reports malformed rows as rows with an error, and goes on', async () => {
     const input = await file(
       'bad.csv',
@@ -218,6 +248,14 @@ describe('mailvet bulk: errors', () => {
       [['bulk', input, 'other.csv'], 'bulk takes one input, got 2; use -o for the output'],
       [['bulk', input, '--resume'], '--resume needs an output file: -o <file>'],
       [['bulk', input, '-o', input], 'the output file must not be the input file'],
+      [
+        ['bulk', input, '--formula-escape', 'sometimes'],
+        '--formula-escape must be auto, always or never, not "sometimes"',
+      ],
+      [
+        ['bulk', input, '--formula-escape', '\u202e'],
+        '--formula-escape must be auto, always or never, not "\u202e"',
+      ],
       [['bulk', input], `no email column in the header of ${input} ("first", "last"); name it with --column`],
       [
         ['bulk', input, '--column', 'mail'],
