@@ -18,6 +18,7 @@ import {
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
+import { heloWarning } from './helo.js';
 import { type InputRecord, type InputShape, openInput } from './input.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import {
@@ -354,6 +355,8 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
       io.signal?.removeEventListener('abort', abort);
       throw optionsUsageError(error) ?? error;
     }
+    const helo = heloWarning(settings, io.hostname);
+    if (helo !== undefined) await write(io.stderr, helo);
 
     const tally: BulkTally = {
       counts: point === undefined ? emptyCounts() : { ...point.counts },

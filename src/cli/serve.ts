@@ -6,6 +6,7 @@ import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import { integer, optionsUsageError, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
+import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
 
 const FLAGS: readonly FlagSpec[] = [
@@ -84,6 +85,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           : String(code ?? error);
     throw new CliError(EXIT.io, `cannot listen on ${host}:${port}: ${reason}`, { cause: error });
   }
+  const helo = heloWarning(settings, io.hostname);
+  if (helo !== undefined) await write(io.stderr, helo);
 
   await write(
     io.stdout,
