@@ -71,6 +71,7 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
     smtp_provider: state.smtp_provider,
   };
   result.score = scoreOf(result);
+  if (state.reason !== null && verdict.status !== 'valid') result.reason = state.reason;
   if (state.transcript !== null) result.smtp_transcript = state.transcript;
   return result;
 }

@@ -66,6 +66,8 @@ export interface CheckState {
   mailHosts: readonly MailHost[] | null;
   /** SMTP transcript lines, collected when the `trace` option is on. */
   transcript: string[] | null;
+  /** Why the verdict is what it is (the result's `reason`), set by the check that knows; `null` for none. */
+  reason: string | null;
 }
 
 /** What a check returns: a final {@link Verdict} stops the run; `undefined` lets the next check go. */

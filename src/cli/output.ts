@@ -155,7 +155,7 @@ function jsonRecord(row: OutputRow, layout: OutputLayout): Record<string, unknow
 
 function csvLine(row: OutputRow, layout: OutputLayout): string {
   const fields: (string | number | boolean | null)[] = [...row.record.cells];
-  for (const field of RESULT_FIELDS) fields.push(row.result[field]);
+  for (const field of RESULT_FIELDS) fields.push(row.result[field] ?? null);
   fields.push(row.error);
   if (layout.trace) fields.push(row.result.smtp_transcript?.join('\n') ?? null);
   return `${fields.map((field) => csvField(field, layout.formulaEscape)).join(',')}\r\n`;

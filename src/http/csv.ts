@@ -5,8 +5,11 @@
  */
 import { RESULT_FIELDS, type VerificationResult } from '../result.js';
 
-/** The columns, in order: every field of `VerificationResult` except the optional `smtp_transcript`. */
-export const CSV_COLUMNS = RESULT_FIELDS;
+/**
+ * The columns, in order: every field a `VerificationResult` always has, then `reason` (empty when the result
+ * has none); the optional `smtp_transcript` is left out.
+ */
+export const CSV_COLUMNS = Object.freeze([...RESULT_FIELDS, 'reason'] as const);
 
 /**
  * When a CSV cell gets a `'` in front so that no spreadsheet evaluates it:
@@ -62,5 +65,5 @@ export function csvHeader(): string {
 
 /** One result as a row, with its CRLF. */
 export function csvRow(result: VerificationResult): string {
-  return `${CSV_COLUMNS.map((column) => csvField(result[column])).join(',')}\r\n`;
+  return `${CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
 }

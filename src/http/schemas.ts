@@ -38,6 +38,11 @@ export const VERIFICATION_RESULT: Schema = {
     did_you_mean: nullable('string', { description: 'Suggested correction of a likely typo.' }),
     mx_record: nullable('string', { description: 'The mail exchanger used.' }),
     smtp_provider: nullable('string', { description: 'Mail provider recognised from the MX hosts.' }),
+    reason: {
+      type: 'string',
+      description:
+        'Why the verdict is what it is, for people (the syntax rule broken, the list matched, the address the SSRF guard refused, the SMTP reply that decided). Present only when known, never for a plain valid; the wording may change, so match on status and sub_status.',
+    },
     smtp_transcript: { type: 'array', items: { type: 'string' }, description: 'Only with the trace option.' },
   },
 };

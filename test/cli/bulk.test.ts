@@ -28,6 +28,7 @@ const RESULT_COLUMNS = [
   'did_you_mean',
   'mx_record',
   'smtp_provider',
+  'reason',
   'error',
 ];
 

@@ -115,6 +115,7 @@ describe('layoutOf', () => {
       'did_you_mean',
       'mx_record',
       'smtp_provider',
+      'reason',
       'error',
     ]);
     expect(layout.header[layout.statusIndex]).toBe('mailvet_status');
@@ -141,13 +142,13 @@ describe('ResultWriter', () => {
     await writer.finish();
     const lines = sink.text.split('\r\n');
     expect(lines[0]).toBe(
-      'name,email,status,normalized,user,domain,mailvet_status,sub_status,score,disposable,role,free,accept_all,did_you_mean,mx_record,smtp_provider,error',
+      'name,email,status,normalized,user,domain,mailvet_status,sub_status,score,disposable,role,free,accept_all,did_you_mean,mx_record,smtp_provider,reason,error',
     );
     expect(lines[1]).toBe(
-      '"Doe, Jane",jane@x.test,lead,jane@x.test,u,x.test,valid,,100,false,false,true,false,,,,',
+      '"Doe, Jane",jane@x.test,lead,jane@x.test,u,x.test,valid,,100,false,false,true,false,,,,,',
     );
     expect(lines[2]).toBe(
-      `'=cmd(),"""bad""x",,,u,x.test,invalid,failed_syntax_check,0,false,false,true,false,,,,"malformed CSV row at line 3: ""x"" after a closing quote"`,
+      `'=cmd(),"""bad""x",,,u,x.test,invalid,failed_syntax_check,0,false,false,true,false,,,,,"malformed CSV row at line 3: ""x"" after a closing quote"`,
     );
     expect(lines[3]).toBe('');
     expect(sink.closed).toBe(true);

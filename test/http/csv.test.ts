@@ -88,8 +88,10 @@ describe('rows', () => {
   it('writes a header and rows with CRLF in the documented column order', () => {
     expect(csvHeader()).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
     expect(csvRow(RESULT)).toBe(
-      'Ann@Example.com,Ann@example.com,Ann,example.com,valid,,95,false,false,true,false,,mx.example.com,\r\n',
+      'Ann@Example.com,Ann@example.com,Ann,example.com,valid,,95,false,false,true,false,,mx.example.com,,\r\n',
     );
+    const refused = { ...RESULT, status: 'invalid' as const, reason: 'the mail host said "no", really' };
+    expect(csvRow(refused).endsWith(',"the mail host said ""no"", really"\r\n')).toBe(true);
   });
 
   it('round-trips any string through a real CSV parser (with the formula prefix as the only change)', () => {
