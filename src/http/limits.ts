@@ -31,8 +31,8 @@ export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
 /** Bounds of `GET /v1/verify?timeout=`, in seconds, and its default. */
 export const VERIFY_TIMEOUT = Object.freeze({ min: 1, max: 60, default: 10 });
 
-/** Paging of `GET /v1/bulk/{id}/results` (JSON): `limit` default and maximum. */
-export const RESULTS_PAGE = Object.freeze({ default: 1000, max: 10_000 });
+/** Paging of `GET /v1/bulk/{id}/results` (JSON): the largest `limit`; without one the whole job is streamed. */
+export const RESULTS_PAGE = Object.freeze({ max: 10_000 });
 
 /** Paging of `GET /v1/bulk`: `limit` default and maximum. */
 export const JOBS_PAGE = Object.freeze({ default: 50, max: 1000 });

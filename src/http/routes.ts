@@ -252,8 +252,8 @@ export const ROUTES: readonly Route[] = [
         name: 'limit',
         in: 'query',
         description:
-          `Most positions to return. JSON: default ${RESULTS_PAGE.default}, at most ${RESULTS_PAGE.max}. ` +
-          'CSV and NDJSON: everything from offset unless given, no maximum.',
+          `Most positions to return. Without it, every result from offset, streamed (JSON: limit and next_offset are then null). ` +
+          `JSON with limit: one page of at most ${RESULTS_PAGE.max}, with next_offset. CSV and NDJSON: no maximum.`,
         schema: { type: 'integer', minimum: 1 },
       },
     ],

@@ -168,15 +168,22 @@ export const JOB_LIST: Schema = {
   },
 };
 
-/** A page of results (JSON format). */
+/** The results of a job (JSON format): all of them from `offset`, or one page when `limit` was given. */
 export const RESULTS_PAGE_SCHEMA: Schema = {
   type: 'object',
-  required: ['job', 'offset', 'limit', 'results'],
+  required: ['job', 'offset', 'limit', 'next_offset', 'results'],
   properties: {
     job: { $ref: '#/components/schemas/Job' },
     offset: { type: 'integer', minimum: 0 },
-    limit: { type: 'integer', minimum: 1 },
-    next_offset: { type: ['integer', 'null'], description: 'Offset of the next page; null on the last one.' },
+    limit: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description: 'The limit asked for; null when none was (every result from offset is in results).',
+    },
+    next_offset: {
+      type: ['integer', 'null'],
+      description: 'Offset of the next page; null on the last one, and when no limit was asked for.',
+    },
     results: { type: 'array', items: { $ref: '#/components/schemas/VerificationResult' } },
   },
 };
