@@ -8,8 +8,9 @@ import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
 
 /**
- * The state of a job. The only transitions are
- * `queued → processing → complete`, `queued → failed` and `processing → failed` (see docs/bulk.md).
+ * The state of a job. The only transitions are `queued → processing → complete`, `queued → complete` (started
+ * with no address), `complete → processing` (an add reopens it), `queued → failed` and `processing → failed`
+ * (see docs/bulk.md).
  */
 export type JobStatus = 'queued' | 'processing' | 'complete' | 'failed';
 

@@ -195,7 +195,8 @@ export const ROUTES: readonly Route[] = [
     operationId: 'addEmails',
     auth: true,
     summary: 'Add addresses to a job',
-    description: 'Accepted while the job is queued or processing; `total` grows.',
+    description:
+      'Accepted while the job is queued, processing or complete; `total` grows. An add to a complete job reopens it (processing until the new addresses are done). A failed job answers 409 conflict.',
     parameters: [JOB_ID],
     requestBody: 'AddEmails',
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },

@@ -309,7 +309,8 @@ describe('POST /v1/bulk', () => {
     const { call } = setup();
     const response = await call('/v1/bulk', { method: 'POST', headers: auth() });
     expect(response.status).toBe(201);
-    expect(await response.json()).toMatchObject({ status: 'queued', total: 0, name: null });
+    // Started and empty: complete at once, so that polling it ends; an add reopens it.
+    expect(await response.json()).toMatchObject({ status: 'complete', total: 0, name: null });
   });
 
   it.each([
@@ -514,14 +515,19 @@ describe('the bulk flow', () => {
     expect((await call(`/v1/bulk/${job.id}/results?partial=true`, { headers: auth() })).status).toBe(200);
   });
 
-  it('refuses additions and start on a finished job with 409 conflict', async () => {
+  it('reopens a complete job on an add (the spec flow, whatever the timing); refuses a failed one', async () => {
     const { post, call, complete } = setup();
     const job = (await (await post('/v1/bulk', { emails: ['a@x.example'] })).json()) as Job;
     await complete(job.id);
     const add = await post(`/v1/bulk/${job.id}/emails`, { emails: ['b@x.example'] });
-    expect(add.status).toBe(409);
-    expect((await errorOf(add)).code).toBe('conflict');
-    expect((await call(`/v1/bulk/${job.id}/start`, { method: 'POST', headers: auth() })).status).toBe(409);
+    expect(add.status).toBe(200);
+    expect(await add.json()).toMatchObject({ total: 2 });
+    const done = await complete(job.id);
+    expect(done).toMatchObject({ status: 'complete', total: 2, completed: 2 });
+    const results = await call(`/v1/bulk/${job.id}/results`, { headers: auth() });
+    const body = (await results.json()) as { results: VerificationResult[] };
+    expect(body.results.map((result) => result.email)).toEqual(['a@x.example', 'b@x.example']);
+    expect((await call(`/v1/bulk/${job.id}/start`, { method: 'POST', headers: auth() })).status).toBe(200);
   });
 
   it('checks the body of POST /v1/bulk/{id}/emails', async () => {
@@ -687,7 +693,7 @@ describe('close()', () => {
   it('leaves a given verifier and manager to their owner', async () => {
     const { handler, jobs, post } = setup();
     await handler.close();
-    expect(await jobs.create({})).toMatchObject({ status: 'queued' });
+    expect(await jobs.create({})).toMatchObject({ status: 'complete', total: 0 });
     expect((await post('/v1/bulk', {})).status).toBe(503);
   });
 });
