@@ -136,9 +136,10 @@ export class BulkJobManager implements BulkJobManagerApi {
       inReady: false,
       waiters: [],
       version: 0,
+      greylistDelaysMs: fields.greylistDelaysMs ?? this.#options.greylistDelaysMs,
     };
-    if (this.#options.greylistDelaysMs.length > 0) {
-      job.retries = new RetrySchedule(this.#options.clock, this.#options.greylistDelaysMs, (due) =>
+    if (job.greylistDelaysMs.length > 0) {
+      job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
         this.#retry(job, due),
       );
     }
@@ -429,7 +430,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (
       result.sub_status === 'greylisted' &&
       job.retries !== null &&
-      task.attempt < this.#options.greylistDelaysMs.length &&
+      task.attempt < job.greylistDelaysMs.length &&
       !isFinished(job)
     ) {
       job.interim.set(task.position, result);
@@ -499,8 +500,8 @@ export class BulkJobManager implements BulkJobManagerApi {
     job.completedAt = null;
     job.dirty = true;
     job.work ??= new JobWork(this.#options.perDomainConcurrency);
-    if (job.retries === null && this.#options.greylistDelaysMs.length > 0) {
-      job.retries = new RetrySchedule(this.#options.clock, this.#options.greylistDelaysMs, (due) =>
+    if (job.retries === null && job.greylistDelaysMs.length > 0) {
+      job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
         this.#retry(job, due),
       );
     }

@@ -2,6 +2,7 @@
  * The bulk job routes (results are in results-route.ts).
  * @module
  */
+import { checkGreylistDelays } from '../bulk/options.js';
 import type { Job } from '../bulk/types.js';
 import { readJsonBody } from './body.js';
 import type { Context, Operation } from './context.js';
@@ -43,11 +44,22 @@ function jobId(context: Context): string {
   return context.params.id as string;
 }
 
-/** `POST /v1/bulk`: `{ name?, emails?, auto_start? }` → 201 with the job and its `Location`. */
+/** `POST /v1/bulk`: `{ name?, emails?, auto_start?, greylist_retry_delays_ms? }` → 201 with the job and its `Location`. */
 export const createJob: Operation = async (context) => {
   const { services, request, tenant } = context;
   const { limits, jobs } = services;
-  const body = objectBody(await readJsonBody(request, limits.maxBodyBytes), ['name', 'emails', 'auto_start']);
+  const body = objectBody(await readJsonBody(request, limits.maxBodyBytes), [
+    'name',
+    'emails',
+    'auto_start',
+    'greylist_retry_delays_ms',
+  ]);
+  const delays = body.greylist_retry_delays_ms;
+  if (delays !== undefined) {
+    const checked = checkGreylistDelays(delays);
+    if (typeof checked === 'string')
+      throw new HttpError('invalid_request', `greylist_retry_delays_ms ${checked}`);
+  }
   if (body.name !== undefined && body.name !== null && typeof body.name !== 'string') {
     throw new HttpError('invalid_request', 'name must be a string or null');
   }
@@ -73,6 +85,7 @@ export const createJob: Operation = async (context) => {
       ...(typeof body.name === 'string' ? { name: body.name } : {}),
       ...(emails === undefined ? {} : { emails }),
       ...(body.auto_start === undefined ? {} : { autoStart: body.auto_start as boolean }),
+      ...(delays === undefined ? {} : { greylistRetry: { delaysMs: delays as number[] } }),
     });
   } finally {
     const left = (pending.get(owner) ?? 1) - 1;

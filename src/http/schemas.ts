@@ -66,6 +66,7 @@ export const JOB: Schema = {
     'completed_at',
     'counts',
     'error',
+    'retries',
   ],
   properties: {
     id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'Unguessable job id.' },
@@ -73,7 +74,8 @@ export const JOB: Schema = {
     status: {
       type: 'string',
       enum: [...JOB_STATUSES],
-      description: 'queued → processing → complete; queued or processing → failed.',
+      description:
+        'queued → processing → complete; queued → complete (started with no address); complete → processing (an add reopens it); queued or processing → failed.',
     },
     total: { type: 'integer', minimum: 0, description: 'Addresses in the job, duplicates included.' },
     completed: {
@@ -90,6 +92,24 @@ export const JOB: Schema = {
     created_at: { type: 'string', format: 'date-time' },
     started_at: timestamp('When processing began'),
     completed_at: timestamp('When the job became complete or failed'),
+    retries: {
+      type: 'object',
+      description: 'Greylisting retries: positions waiting for one, when the next is due, and the schedule.',
+      required: ['waiting', 'next_retry_at', 'delays_ms'],
+      properties: {
+        waiting: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Positions waiting for a retry (not completed).',
+        },
+        next_retry_at: timestamp('When the earliest waiting retry is due'),
+        delays_ms: {
+          type: 'array',
+          items: { type: 'integer', minimum: 0 },
+          description: "The job's retry delays after the 1st, 2nd, ... greylisted answer (milliseconds).",
+        },
+      },
+    },
     counts: {
       type: 'object',
       description: 'Final results per status.',
@@ -139,6 +159,13 @@ export const CREATE_JOB: Schema = {
       type: 'array',
       items: { type: 'string' },
       description: 'Addresses to verify; more may be added with POST /v1/bulk/{id}/emails.',
+    },
+    greylist_retry_delays_ms: {
+      type: 'array',
+      maxItems: 10,
+      items: { type: 'integer', minimum: 0, maximum: 86_400_000 },
+      description:
+        "This job's greylisting retries: the delays (ms) after the 1st, 2nd, ... greylisted answer; [] takes a greylisted answer as final. Default: the server's schedule (60000, 300000, 900000 unless configured).",
     },
     auto_start: {
       type: 'boolean',

@@ -27,6 +27,7 @@ function record(id: string, patch: Partial<JobRecord> = {}): JobRecord {
     startedAt: 1_700_000_000_000,
     completedAt: null,
     error: null,
+    greylistDelaysMs: [60_000, 300_000],
     ...patch,
   };
 }

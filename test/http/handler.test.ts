@@ -294,6 +294,24 @@ describe('POST /v1/bulk', () => {
     );
   });
 
+  it('takes a greylisting schedule per job (greylist_retry_delays_ms) and shows it in the job', async () => {
+    const { post } = setup();
+    const own = await post('/v1/bulk', { auto_start: false, greylist_retry_delays_ms: [1000, 2000] });
+    expect(own.status).toBe(201);
+    expect(((await own.json()) as Job).retries).toEqual({
+      waiting: 0,
+      next_retry_at: null,
+      delays_ms: [1000, 2000],
+    });
+    const fallback = (await (await post('/v1/bulk', { auto_start: false })).json()) as Job;
+    expect(fallback.retries.delays_ms).toEqual([60_000, 300_000, 900_000]);
+    for (const bad of [[-1], [1.5], 'soon', new Array(11).fill(0), [86_400_001], [null]]) {
+      const refused = await post('/v1/bulk', { greylist_retry_delays_ms: bad });
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect((await errorOf(refused)).message).toMatch(/^greylist_retry_delays_ms /);
+    }
+  });
+
   it('accepts "name": null as no name', async () => {
     const { call } = setup();
     const response = await call('/v1/bulk', {
