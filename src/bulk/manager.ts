@@ -145,8 +145,8 @@ export class BulkJobManager implements BulkJobManagerApi {
     }
     this.#jobs.set(id, job);
     this.#append(job, emails);
+    const created = snapshot(job); // as created: queued (the specification's creation response)
     const completed = this.#completeIfEmpty(job);
-    const created = snapshot(job);
     try {
       await this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job)));
     } catch (error) {

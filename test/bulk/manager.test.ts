@@ -84,9 +84,11 @@ describe('BulkJobManager: states and transitions', () => {
     const completions: Job[] = [];
     jobs.on('complete', (done) => completions.push(done));
     const empty = await jobs.create({ name: 'empty' });
-    expect(empty).toMatchObject({ status: 'complete', total: 0, progress: 0 });
-    expect(empty.started_at).not.toBeNull();
-    expect(empty.completed_at).not.toBeNull();
+    expect(empty).toMatchObject({ status: 'queued', total: 0, progress: 0 }); // as created
+    const polled = await jobs.get(empty.id);
+    expect(polled).toMatchObject({ status: 'complete', total: 0, progress: 0 });
+    expect(polled?.started_at).not.toBeNull();
+    expect(polled?.completed_at).not.toBeNull();
     const waiting = await jobs.create({ name: 'waiting', autoStart: false });
     expect(waiting.status).toBe('queued');
     expect(await jobs.start(waiting.id)).toMatchObject({ status: 'complete', total: 0 });

@@ -327,8 +327,12 @@ describe('POST /v1/bulk', () => {
     const { call } = setup();
     const response = await call('/v1/bulk', { method: 'POST', headers: auth() });
     expect(response.status).toBe(201);
-    // Started and empty: complete at once, so that polling it ends; an add reopens it.
-    expect(await response.json()).toMatchObject({ status: 'complete', total: 0, name: null });
+    // The creation response is queued (as the specification says); started and empty, the job is complete
+    // right after, so that polling it ends; an add reopens it.
+    const created = (await response.json()) as Job;
+    expect(created).toMatchObject({ status: 'queued', total: 0, name: null });
+    const polled = await call(`/v1/bulk/${created.id}`, { headers: auth() });
+    expect(await polled.json()).toMatchObject({ status: 'complete', total: 0 });
   });
 
   it.each([
@@ -711,7 +715,7 @@ describe('close()', () => {
   it('leaves a given verifier and manager to their owner', async () => {
     const { handler, jobs, post } = setup();
     await handler.close();
-    expect(await jobs.create({})).toMatchObject({ status: 'complete', total: 0 });
+    expect(await jobs.create({})).toMatchObject({ status: 'queued', total: 0 });
     expect((await post('/v1/bulk', {})).status).toBe(503);
   });
 });
