@@ -10,6 +10,7 @@ import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
 import { integerParam } from './params.js';
 import { emptyResponse } from './response.js';
+import { wireJob } from './wire.js';
 
 function objectBody(body: unknown, fields: readonly string[]): Record<string, unknown> {
   if (body === undefined) return {};
@@ -92,7 +93,7 @@ export const createJob: Operation = async (context) => {
     if (left === 0) pending.delete(owner);
     else pending.set(owner, left);
   }
-  return context.json(201, job, { location: `bulk/${encodeURIComponent(job.id)}` });
+  return context.json(201, wireJob(job), { location: `bulk/${encodeURIComponent(job.id)}` });
 };
 
 /** `POST /v1/bulk/{id}/emails`: `{ emails }` → the job. */
@@ -102,20 +103,20 @@ export const addEmails: Operation = async (context) => {
   if (body.emails === undefined) throw new HttpError('invalid_request', 'emails is required');
   const emails = emailsOf(body.emails, limits.maxEmailsPerRequest);
   const job = await jobs.add(jobId(context), emails, access(context));
-  return context.json(200, job);
+  return context.json(200, wireJob(job));
 };
 
 /** `POST /v1/bulk/{id}/start` → the job. */
 export const startJob: Operation = async (context) => {
   const job = await context.services.jobs.start(jobId(context), access(context));
-  return context.json(200, job);
+  return context.json(200, wireJob(job));
 };
 
 /** `GET /v1/bulk/{id}` → the job. */
 export const getJob: Operation = async (context) => {
   const job = await context.services.jobs.get(jobId(context), access(context));
   if (job === undefined) throw new HttpError('not_found', 'no such job');
-  return context.json(200, job);
+  return context.json(200, wireJob(job));
 };
 
 /** `GET /v1/bulk?offset=&limit=` → `{ jobs, offset, limit, total }`, oldest first. */
@@ -123,7 +124,7 @@ export const listJobs: Operation = async (context) => {
   const offset = integerParam(context.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const limit = integerParam(context.query, 'limit', JOBS_PAGE.default, 1, JOBS_PAGE.max);
   const { jobs, total } = await context.services.jobs.list({ ...access(context), offset, limit });
-  return context.json(200, { jobs, offset, limit, total });
+  return context.json(200, { jobs: jobs.map(wireJob), offset, limit, total });
 };
 
 /** `DELETE /v1/bulk/{id}` → 204. */

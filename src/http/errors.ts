@@ -3,8 +3,11 @@
  * response.
  * @module
  */
+
+import type { Job } from '../bulk/types.js';
 import { type ErrorCode, isMailvetError } from '../errors.js';
 import { jsonResponse } from './response.js';
+import { wireJob } from './wire.js';
 
 /**
  * Every error code the HTTP API sends, with its status and the message used when none is given (and always
@@ -121,8 +124,8 @@ export function errorResponse(
     code = FROM_ENGINE[error.code] as HttpErrorCode;
     const status = HTTP_ERRORS[code].status;
     message = status < 500 ? error.message : HTTP_ERRORS[code].message;
-    const job = (error as { job?: unknown }).job;
-    if (status === 409 && job !== undefined) fields = { job };
+    const job = (error as { job?: Job }).job;
+    if (status === 409 && job !== undefined) fields = { job: wireJob(job) };
   } else {
     code = 'internal_error';
     message = HTTP_ERRORS[code].message;

@@ -51,3 +51,4 @@ export { REQUEST_ID_HEADER, type RequestIdGenerator } from './request-id.js';
 export type { Method } from './router.js';
 export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';
 export type { Schema } from './schemas.js';
+export { type WireJob, type WireResult, wireJob, wireResult } from './wire.js';

@@ -10,6 +10,7 @@ import { RESULTS_PAGE } from './limits.js';
 import { RESULT_FORMATS, type ResultFormat, resultFormatOf } from './negotiate.js';
 import { booleanParam, integerParam, queryParam } from './params.js';
 import { streamResponse } from './response.js';
+import { wireJob, wireResult } from './wire.js';
 
 /** Positions read from the job store per step of a CSV or NDJSON stream. */
 export const STREAM_CHUNK = 1000;
@@ -35,7 +36,8 @@ function resultStream(
         const count = Math.min(STREAM_CHUNK, end - position);
         const page = await read(position, count);
         position += count;
-        for (const result of page) text += format === 'csv' ? csvRow(result) : `${JSON.stringify(result)}\n`;
+        for (const result of page)
+          text += format === 'csv' ? csvRow(result) : `${JSON.stringify(wireResult(result))}\n`;
       }
       if (text !== '') controller.enqueue(encoder.encode(text));
       text = '';
@@ -60,7 +62,7 @@ function jsonStream(read: ReadPage, head: Record<string, unknown>, start: number
         const page = await read(position, count);
         position += count;
         for (const result of page) {
-          text += `${first ? '\n' : ',\n'}${JSON.stringify(result)}`;
+          text += `${first ? '\n' : ',\n'}${JSON.stringify(wireResult(result))}`;
           first = false;
         }
       }
@@ -106,7 +108,7 @@ export const getJobResults: Operation = async ({
       failed
         ? 'the job failed; ask with ?partial=true for the results it produced'
         : `the job is ${job.status} (${job.completed} of ${job.total} done); poll it, or ask with ?partial=true`,
-      { fields: { job } },
+      { fields: { job: wireJob(job) } },
     );
   }
   const read: ReadPage = (from, count) =>
@@ -115,11 +117,15 @@ export const getJobResults: Operation = async ({
   if (paged) {
     const results = await read(offset, limit);
     const next = offset + limit < job.total ? offset + limit : null;
-    return json(200, { job, offset, limit, next_offset: next, results }, { vary: 'Accept' });
+    return json(
+      200,
+      { job: wireJob(job), offset, limit, next_offset: next, results: results.map(wireResult) },
+      { vary: 'Accept' },
+    );
   }
   const end = Math.min(job.total, offset + limit);
   if (format === 'json') {
-    const head = { job, offset, limit: null, next_offset: null };
+    const head = { job: wireJob(job), offset, limit: null, next_offset: null };
     return streamResponse(jsonStream(read, head, offset, end), RESULT_FORMATS.json, vary);
   }
   const disposition =

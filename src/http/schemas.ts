@@ -23,7 +23,11 @@ export const VERIFICATION_RESULT: Schema = {
       description: 'Canonical `local@ascii-domain`; null when the syntax is invalid.',
     }),
     user: nullable('string', { description: 'The local part.' }),
-    domain: nullable('string', { description: 'The domain, ASCII (punycode), lower case.' }),
+    domain: {
+      type: 'string',
+      description:
+        'The domain, ASCII (punycode), lower case; "" when the input has none (the spec types it as a string).',
+    },
     status: { type: 'string', enum: [...STATUSES], description: 'Headline verdict.' },
     sub_status: {
       type: ['string', 'null'],
@@ -36,7 +40,10 @@ export const VERIFICATION_RESULT: Schema = {
     free: { type: 'boolean' },
     accept_all: { type: 'boolean' },
     did_you_mean: nullable('string', { description: 'Suggested correction of a likely typo.' }),
-    mx_record: nullable('string', { description: 'The mail exchanger used.' }),
+    mx_record: {
+      type: 'string',
+      description: 'The mail exchanger used; "" when none was found or looked up.',
+    },
     smtp_provider: nullable('string', { description: 'Mail provider recognised from the MX hosts.' }),
     reason: {
       type: 'string',
@@ -70,7 +77,7 @@ export const JOB: Schema = {
   ],
   properties: {
     id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'Unguessable job id.' },
-    name: nullable('string', { description: 'Name given at creation.' }),
+    name: { type: 'string', description: 'Name given at creation; "" when none was.' },
     status: {
       type: 'string',
       enum: [...JOB_STATUSES],

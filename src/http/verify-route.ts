@@ -6,6 +6,7 @@ import type { Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { VERIFY_TIMEOUT } from './limits.js';
 import { numberParam, queryParam } from './params.js';
+import { wireResult } from './wire.js';
 
 /**
  * Verifies `?email=` with a budget of `?timeout=` seconds (default {@link VERIFY_TIMEOUT}), passed to the
@@ -24,7 +25,7 @@ export const verifyEmail: Operation = async ({ query, services, json }) => {
     VERIFY_TIMEOUT.max,
   );
   const timeoutMs = Math.round(timeout * 1000);
-  return json(200, await services.verifier.verify(email, { timeoutMs }));
+  return json(200, wireResult(await services.verifier.verify(email, { timeoutMs })));
 };
 
 /** Serves the OpenAPI document. */

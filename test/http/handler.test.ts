@@ -320,7 +320,7 @@ describe('POST /v1/bulk', () => {
       body: '{"name": null, "emails": ["a@x.example"], "auto_start": false}',
     });
     expect(response.status).toBe(201);
-    expect(await response.json()).toMatchObject({ status: 'queued', total: 1, name: null });
+    expect(await response.json()).toMatchObject({ status: 'queued', total: 1, name: '' });
   });
 
   it('creates an empty job from a request without a body', async () => {
@@ -330,7 +330,7 @@ describe('POST /v1/bulk', () => {
     // The creation response is queued (as the specification says); started and empty, the job is complete
     // right after, so that polling it ends; an add reopens it.
     const created = (await response.json()) as Job;
-    expect(created).toMatchObject({ status: 'queued', total: 0, name: null });
+    expect(created).toMatchObject({ status: 'queued', total: 0, name: '' }); // the spec types name as a string
     const polled = await call(`/v1/bulk/${created.id}`, { headers: auth() });
     expect(await polled.json()).toMatchObject({ status: 'complete', total: 0 });
   });
@@ -717,5 +717,21 @@ describe('close()', () => {
     await handler.close();
     expect(await jobs.create({})).toMatchObject({ status: 'queued', total: 0 });
     expect((await post('/v1/bulk', {})).status).toBe(503);
+  });
+});
+
+describe('the wire types of the specification', () => {
+  it('sends domain and mx_record as strings, "" when absent, and a job name as "" when none', async () => {
+    const { call, post } = setup();
+    const result = (await (await call('/v1/verify?email=nobody', { headers: auth() })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(result).toMatchObject({ email: 'nobody', domain: '', mx_record: '', status: 'invalid' });
+    expect(result.user).toBeNull(); // mailvet's own fields keep null
+    const job = (await (await post('/v1/bulk', { emails: ['nobody'] })).json()) as Job;
+    expect(job.name).toBe('');
+    const listed = (await (await call('/v1/bulk', { headers: auth() })).json()) as { jobs: Job[] };
+    expect(listed.jobs.map((listedJob) => listedJob.name)).toEqual(['']);
   });
 });
