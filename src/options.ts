@@ -329,11 +329,11 @@ function signalOption(signal: unknown): AbortSignal | undefined {
   return signal as AbortSignal | undefined;
 }
 
-const BUDGET_KEYS = new Set(['timeoutMs', 'signal']);
+const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'signal']);
 
 /**
- * The per-call fast path: when `overrides` set nothing but `timeoutMs` and/or `signal` (what an HTTP request
- * carries), validates just those and returns `base` with them applied, without re-resolving everything.
+ * The per-call fast path: when `overrides` set nothing but `timeoutMs`, `connectTimeoutMs` and/or `signal` (what
+ * an HTTP request carries), validates just those and returns `base` with them applied, without re-resolving everything.
  * Returns `undefined` when `overrides` hold any other key, so the caller falls back to {@link resolveOptions}.
  */
 export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
@@ -346,6 +346,10 @@ export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): Re
   return {
     ...base,
     timeoutMs: overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000),
+    connectTimeoutMs:
+      overrides.connectTimeoutMs === undefined
+        ? base.connectTimeoutMs
+        : int(overrides, 'connectTimeoutMs', 1, 600_000),
     signal: overrides.signal === undefined ? base.signal : signalOption(overrides.signal),
   };
 }
