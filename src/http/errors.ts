@@ -22,7 +22,10 @@ export const HTTP_ERRORS = {
   job_not_complete: { status: 409, message: 'the job is not complete; poll it, or ask with ?partial=true' },
   job_failed: { status: 409, message: 'the job failed; ask with ?partial=true for the results it produced' },
   payload_too_large: { status: 413, message: 'the request body is too large' },
-  unsupported_media_type: { status: 415, message: 'the request body must be application/json' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'the request body must be application/json (or, for address lists, text/plain or text/csv)',
+  },
   rate_limited: {
     status: 429,
     message: 'too many requests; retry after the number of seconds in Retry-After',

@@ -50,12 +50,23 @@ export interface Route {
   readonly parameters?: readonly ParameterDoc[];
   /** Name of the request body schema in `components.schemas`. */
   readonly requestBody?: string;
+  /** The body may also be an address list (`text/plain`, `text/csv`), read as `mailvet bulk` reads files. */
+  readonly listBody?: boolean;
   readonly success: SuccessDoc;
   /** Error codes this route can answer with, besides the ones every authenticated route has. */
   readonly errors: readonly HttpErrorCode[];
 }
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** `?column=` of a CSV list body. */
+const LIST_COLUMN: ParameterDoc = {
+  name: 'column',
+  in: 'query',
+  description:
+    'CSV list bodies only: the header of the address column (default: found by name, as mailvet bulk does).',
+  schema: { type: 'string' },
+};
 
 const JOB_ID: ParameterDoc = {
   name: 'id',
@@ -143,8 +154,25 @@ export const ROUTES: readonly Route[] = [
     operationId: 'createJob',
     auth: true,
     summary: 'Create a bulk job',
-    description: 'With `auto_start` (the default) work begins at once; more addresses may still be added.',
+    description:
+      'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start` and `column` in the query; a list is read whole and checked before the job is made.',
+    parameters: [
+      {
+        name: 'name',
+        in: 'query',
+        description: 'List bodies only: the job name.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'auto_start',
+        in: 'query',
+        description: 'List bodies only: start at once (default true).',
+        schema: { type: 'boolean', default: true },
+      },
+      LIST_COLUMN,
+    ],
     requestBody: 'CreateJob',
+    listBody: true,
     success: {
       status: 201,
       description: 'The job (status queued).',
@@ -153,7 +181,6 @@ export const ROUTES: readonly Route[] = [
     errors: [
       'invalid_request',
       'payload_too_large',
-      'body_already_read',
       'unsupported_media_type',
       'limit_exceeded',
       'body_already_read',
@@ -197,8 +224,9 @@ export const ROUTES: readonly Route[] = [
     summary: 'Add addresses to a job',
     description:
       'Accepted while the job is queued, processing or complete; `total` grows. An add to a complete job reopens it (processing until the new addresses are done). A failed job answers 409 conflict.',
-    parameters: [JOB_ID],
+    parameters: [JOB_ID, LIST_COLUMN],
     requestBody: 'AddEmails',
+    listBody: true,
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
     errors: [
       'invalid_request',

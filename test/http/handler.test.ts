@@ -369,9 +369,10 @@ describe('POST /v1/bulk', () => {
   it('answers 415 for a body that is not JSON', async () => {
     const { call } = setup();
     for (const type of [
-      'text/plain',
+      'text/html',
       'application/x-www-form-urlencoded',
       'application/json; charset=latin1',
+      'text/csv; charset=latin1',
     ]) {
       const response = await call('/v1/bulk', {
         method: 'POST',
