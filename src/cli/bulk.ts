@@ -25,6 +25,7 @@ import {
   emptyCounts,
   fileSink,
   formatOf,
+  KeyDigest,
   keyOf,
   layoutOf,
   type OutputRow,
@@ -163,6 +164,7 @@ async function skipDone(
   names: { input: string; output: string },
 ): Promise<void> {
   let last: InputRecord | undefined;
+  const keys = new KeyDigest();
   for (let index = 0; index < point.done; index++) {
     const next = await records.next();
     if (next.done) {
@@ -172,11 +174,18 @@ async function skipDone(
       );
     }
     last = next.value;
+    keys.add(check(last));
   }
   if (last !== undefined && point.lastKey !== null && !sameKey(point.lastKey, check(last))) {
     throw new CliError(
       EXIT.io,
       `cannot resume: row ${point.done} of ${names.output} (${quote(point.lastKey)}) is not row ${point.done} of ${names.input} (${quote(check(last))}); remove ${names.output} or pick another -o`,
+    );
+  }
+  if (keys.digest() !== point.keysDigest) {
+    throw new CliError(
+      EXIT.io,
+      `cannot resume: the ${point.done} rows of ${names.output} were not written for the first ${point.done} rows of ${names.input} (their addresses differ); remove ${names.output} or pick another -o`,
     );
   }
 }

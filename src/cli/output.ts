@@ -3,6 +3,7 @@
  * results arrive, and read back by `--resume` to find where to go on.
  * @module
  */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
 import { extname } from 'node:path';
@@ -230,9 +231,33 @@ export interface ResumePoint {
   readonly counts: Record<Status, number>;
   /** Key of the last row (its address cell), to check that the output belongs to this input. */
   readonly lastKey: string | null;
+  /** {@link KeyDigest} of every row's key, in order: the whole written prefix must match the input's. */
+  readonly keysDigest: string;
   /** Byte length to cut the output to: just after its last complete row. */
   readonly cutAt: number;
 }
+
+/**
+ * A running SHA-256 over the keys of rows, in order, with the anti-formula `'` of a CSV cell taken off, so that
+ * `--resume` checks that every row of an output (not only its last) was written for the same input row.
+ */
+export class KeyDigest {
+  readonly #hash = createHash('sha256');
+
+  /** Adds the key of the next row. */
+  add(key: string): void {
+    const plain = key.startsWith("'") && FORMULA_AFTER_QUOTE.test(key) ? key.slice(1) : key;
+    this.#hash.update(plain);
+    this.#hash.update('\n');
+  }
+
+  /** The digest so far, in hex. */
+  digest(): string {
+    return this.#hash.copy().digest('hex');
+  }
+}
+
+const FORMULA_AFTER_QUOTE = /^'[=+\-@\t\r]/;
 
 /** A zero count for every status. */
 export function emptyCounts(): Record<Status, number> {
@@ -260,6 +285,7 @@ async function scanCsv(path: string, layout: OutputLayout): Promise<ResumePoint>
   const counts = emptyCounts();
   let done = 0;
   let lastKey: string | null = null;
+  const keys = new KeyDigest();
   let cutAt = 0;
   let header = true;
   scan: for await (const batch of readLines(createReadStream(path))) {
@@ -288,11 +314,12 @@ async function scanCsv(path: string, layout: OutputLayout): Promise<ResumePoint>
         counts[status]++;
         done++;
         lastKey = record.fields[layout.keyIndex] ?? '';
+        keys.add(lastKey);
         cutAt = record.last.end;
       }
     }
   }
-  return { done, counts, lastKey, cutAt };
+  return { done, counts, lastKey, keysDigest: keys.digest(), cutAt };
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
@@ -310,6 +337,7 @@ async function scanJson(path: string, format: 'json' | 'ndjson'): Promise<Resume
   const counts = emptyCounts();
   let done = 0;
   let lastKey: string | null = null;
+  const keys = new KeyDigest();
   let cutAt = 0;
   let opened = format === 'ndjson';
   scan: for await (const batch of readLines(createReadStream(path))) {
@@ -333,12 +361,13 @@ async function scanJson(path: string, format: 'json' | 'ndjson'): Promise<Resume
       counts[object.status]++;
       done++;
       lastKey = typeof object.email === 'string' ? object.email : '';
+      keys.add(lastKey);
       cutAt = format === 'json' ? line.start + Buffer.byteLength(text) : line.end;
     }
   }
   if (!opened)
     throw new CliError(EXIT.io, `cannot resume: ${path} is not a JSON array written by mailvet bulk`);
-  return { done, counts, lastKey, cutAt };
+  return { done, counts, lastKey, keysDigest: keys.digest(), cutAt };
 }
 
 /**

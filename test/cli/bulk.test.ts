@@ -414,6 +414,28 @@ describe('mailvet bulk: Ctrl-C and --resume', () => {
     );
   });
 
+  it('refuses to resume when an earlier row differs, even if the last one matches (the whole prefix is checked)', async () => {
+    const first = await file('first.txt', 'a@example.com\nb@example.com\nc@example.com\nd@example.com\n');
+    const edited = await file('edited.txt', 'a@example.com\nX@example.com\nc@example.com\nd@example.com\n');
+    for (const extension of ['csv', 'ndjson']) {
+      const out = dir.file(`prefix.${extension}`);
+      await runCli(['bulk', first, '-o', out, '--no-dns']);
+      const lines = (await readFile(out, 'utf8')).split(extension === 'csv' ? '\r\n' : '\n');
+      const keep = extension === 'csv' ? 4 : 3; // header + 3 rows, or 3 rows
+      await writeFile(
+        out,
+        `${lines.slice(0, keep).join(extension === 'csv' ? '\r\n' : '\n')}${extension === 'csv' ? '\r\n' : '\n'}`,
+      );
+      const run = await runCli(['bulk', edited, '-o', out, '--no-dns', '--resume']);
+      expect(run.code, extension).toBe(EXIT.io);
+      expect(run.stderr).toBe(
+        `mailvet: cannot resume: the 3 rows of ${out} were not written for the first 3 rows of ${edited} (their addresses differ); remove ${out} or pick another -o\n`,
+      );
+      const same = await runCli(['bulk', first, '-o', out, '--no-dns', '--resume']);
+      expect(same.code, extension).toBe(EXIT.ok);
+    }
+  });
+
   it('rejects an output inside a directory it cannot create', async () => {
     await mkdir(dir.file('sub'), { recursive: true });
     const input = await file('sub-in.txt', 'a@example.com\n');
