@@ -2,10 +2,10 @@
  * Typo suggestions for the domain of an address (`did_you_mean`). See docs/typo.md for the rules.
  * @module
  */
-import { LRUCache } from 'lru-cache';
 import { parse } from 'tldts';
 import { typoData } from '../data/typo.js';
 import { osaDistance } from './distance.js';
+import { GenerationalMemo } from './memo.js';
 
 /** Lists a suggester works from. */
 export interface SuggestLists {
@@ -17,7 +17,10 @@ export interface SuggestLists {
   readonly topLevel?: readonly string[];
   /** Real domains that are never corrected (the targets never are either). @default [] */
   readonly protected?: readonly string[];
-  /** Most domains whose answer is memoised (real lists repeat domains). @default 10000 */
+  /**
+   * Most domains whose answer is memoised (real lists repeat domains; about 100 bytes each, so the default
+   * holds at most ~6.5 MB). @default 65536
+   */
   readonly cacheSize?: number;
 }
 
@@ -60,6 +63,11 @@ interface Index {
   /** Targets by length, for pruning: `byLength[n]` holds the targets of length n, by rank. */
   readonly byLength: readonly (readonly Target[] | undefined)[];
   readonly targetSet: ReadonlySet<string>;
+  /**
+   * Targets by their text with the dot before a listed ending left out (`gmailcom` for `gmail.com`), for the
+   * left-out-dot slip; an ending earlier in `topLevel` wins.
+   */
+  readonly joined: ReadonlyMap<string, string>;
   readonly isKnown: (domain: string) => boolean;
   readonly secondLevel: readonly string[];
   readonly secondLevelSet: ReadonlySet<string>;
@@ -139,7 +147,7 @@ function normalize(domain: string): string {
 
 function buildIndex(
   targets: readonly Target[],
-  base: Omit<Index, 'targets' | 'byLength' | 'targetSet'>,
+  base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'joined'>,
 ): Index {
   const byLength: Target[][] = [];
   for (const target of targets) {
@@ -147,7 +155,17 @@ function buildIndex(
     if (bucket === undefined) byLength[target.domain.length] = [target];
     else bucket.push(target);
   }
-  return { ...base, targets, byLength, targetSet: new Set(targets.map((target) => target.domain)) };
+  const joined = new Map<string, string>();
+  for (const ending of base.topLevel) {
+    for (const { domain } of targets) {
+      const head = domain.length - ending.length - 1;
+      // At least two characters before the ending, as a typed name that merely is the ending is no slip.
+      if (head < 2 || domain[head] !== '.' || !domain.endsWith(ending)) continue;
+      const key = `${domain.slice(0, head)}${ending}`;
+      if (!joined.has(key)) joined.set(key, domain);
+    }
+  }
+  return { ...base, targets, byLength, targetSet: new Set(targets.map((target) => target.domain)), joined };
 }
 
 function targetsOf(domains: readonly string[], firstRank: number): Target[] {
@@ -270,15 +288,14 @@ function secondLevelFix(index: Index, head: string, suffix: string, realSuffix: 
  */
 function slipFix(index: Index, domain: string, name: string, suffix: string): string | null {
   const last = domain.lastIndexOf('.');
-  const rest = domain.slice(0, last);
-  if (rest.endsWith(domain.slice(last)) && index.targetSet.has(rest)) return rest;
-  if (domain !== `${name}.${suffix}`) return null;
-  for (const ending of index.topLevel) {
-    if (name.length <= ending.length + 1 || !name.endsWith(ending)) continue;
-    const candidate = `${name.slice(0, -ending.length)}.${ending}`;
-    if (index.targetSet.has(candidate)) return candidate;
+  const ending = domain.slice(last); // '.com'
+  if (domain.endsWith(ending, last)) {
+    const rest = domain.slice(0, last);
+    if (index.targetSet.has(rest)) return rest;
   }
-  return null;
+  // `domain` is exactly `name.suffix` (no subdomain): the left-out dot is in `name`.
+  const whole = domain.length === name.length + 1 + suffix.length && domain.charCodeAt(name.length) === 46;
+  return whole ? (index.joined.get(name) ?? null) : null;
 }
 
 /** The suggestion for a normalised domain, uncached. */
@@ -307,7 +324,7 @@ function compute(index: Index, domain: string): string | null {
 }
 
 function suggesterOf(index: Index): DomainSuggester {
-  const memo = new LRUCache<string, string>({ max: index.cacheSize });
+  const memo = new GenerationalMemo<string>(index.cacheSize);
   const suggester: DomainSuggester = {
     suggest(domain) {
       if (typeof domain !== 'string' || domain.length > MAX_DOMAIN + 2) return null;
@@ -358,7 +375,7 @@ function namesOf(
  * suggester.suggest('example.cmo'); // 'example.com'
  */
 export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
-  const cacheSize = lists.cacheSize ?? 10_000;
+  const cacheSize = lists.cacheSize ?? 65_536;
   if (!Number.isInteger(cacheSize) || cacheSize < 1)
     throw new RangeError('cacheSize must be a positive integer');
   const targets = targetsOf(lists.domains, 0);
