@@ -68,6 +68,11 @@ interface Index {
    * left-out-dot slip; an ending earlier in `topLevel` wins.
    */
   readonly joined: ReadonlyMap<string, string>;
+  /**
+   * The doubled-letter variants of three-letter provider names (`aoll.com`, `msnn.com`, `gmxx.de`), which the
+   * edit distance may not touch (every other one-edit variant of `aol` is somebody's real domain).
+   */
+  readonly doubled: ReadonlyMap<string, string>;
   readonly isKnown: (domain: string) => boolean;
   readonly secondLevel: readonly string[];
   readonly secondLevelSet: ReadonlySet<string>;
@@ -93,6 +98,8 @@ const MAX_EDITS = 3;
  * (`hotmail.com.tr` to `hotmail.com.br`, `live.in` to `live.it`) would move the address to another country.
  */
 const GENERIC_SUFFIXES: ReadonlySet<string> = new Set(['com', 'net', 'org']);
+/** Length of the provider names whose only correction is a doubled letter (`aol`, `msn`, `gmx`, `web`). */
+const SHORT_NAME = 3;
 
 /**
  * Edits tolerated by a target, from the length of its name label (`gmail` in `gmail.com`): none for
@@ -147,7 +154,7 @@ function normalize(domain: string): string {
 
 function buildIndex(
   targets: readonly Target[],
-  base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'joined'>,
+  base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'joined' | 'doubled'>,
 ): Index {
   const byLength: Target[][] = [];
   for (const target of targets) {
@@ -165,7 +172,16 @@ function buildIndex(
       if (!joined.has(key)) joined.set(key, domain);
     }
   }
-  return { ...base, targets, byLength, targetSet: new Set(targets.map((target) => target.domain)), joined };
+  const doubled = new Map<string, string>();
+  for (const { domain, name, suffix } of targets) {
+    if (name.length !== SHORT_NAME || !/^[a-z]+$/.test(name)) continue;
+    for (let i = 0; i < name.length; i++) {
+      const variant = `${name.slice(0, i + 1)}${name.slice(i)}.${suffix}`;
+      if (!base.isKnown(variant) && !doubled.has(variant)) doubled.set(variant, domain);
+    }
+  }
+  const targetSet = new Set(targets.map((target) => target.domain));
+  return { ...base, targets, byLength, targetSet, joined, doubled };
 }
 
 function targetsOf(domains: readonly string[], firstRank: number): Target[] {
@@ -302,6 +318,8 @@ function slipFix(index: Index, domain: string, name: string, suffix: string): st
 function compute(index: Index, domain: string): string | null {
   if (domain.length === 0 || domain.length > MAX_DOMAIN || !domain.includes('.')) return null;
   if (index.isKnown(domain)) return null;
+  const doubled = index.doubled.get(domain);
+  if (doubled !== undefined) return doubled;
   const info = parse(domain, PARSE);
   const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
   const slip = slipFix(index, domain, info.domainWithoutSuffix ?? '', suffix);

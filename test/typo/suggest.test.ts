@@ -121,6 +121,17 @@ describe('suggestDomain (built-in lists)', () => {
       expect(suggestDomain(regional), regional).toBeNull();
   });
 
+  it('fixes a doubled letter in a three-letter provider name, and no other edit of it', () => {
+    expect(suggestDomain('aoll.com')).toBe('aol.com');
+    expect(suggestDomain('msnn.com')).toBe('msn.com');
+    expect(suggestDomain('gmxx.de')).toBe('gmx.de');
+    expect(suggestDomain('gmmx.de')).toBe('gmx.de');
+    expect(suggestDomain('attt.net')).toBe('att.net');
+    // Swaps and substitutions of three letters are other people's real domains (amc.com, mns.com, ...).
+    for (const real of ['amc.com', 'mca.com', 'mns.com', 'oal.com', 'gxm.de', 'ao.com', 'aok.com'])
+      expect(suggestDomain(real), real).toBeNull();
+  });
+
   it('still fixes slips of .com that happen to be real country suffixes', () => {
     expect(suggestDomain('gmail.co')).toBe('gmail.com');
     expect(suggestDomain('gmail.cm')).toBe('gmail.com');
