@@ -37,6 +37,7 @@ export {
   type JobList,
   type JobListener,
   type JobRecord,
+  type JobRetries,
   type JobStatus,
   type JobStore,
   type ListJobsOptions,

@@ -11,7 +11,7 @@
  * @module
  */
 export { API_KEYS_ENV, type Authenticate, bearerKeys } from './auth.js';
-export { CSV_COLUMNS, csvField } from './csv.js';
+export { CSV_COLUMNS, csvField, FORMULA_ESCAPES, type FormulaEscape, needsFormulaEscape } from './csv.js';
 export {
   type ErrorBody,
   errorResponse,
