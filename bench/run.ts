@@ -12,6 +12,7 @@ const BENCHES: Record<string, string[]> = {
   bulk: ['--expose-gc', '--import', 'tsx', 'bench/bulk.ts'],
   'bulk-network': ['--import', 'tsx', 'bench/bulk-network.ts'],
   http: ['--import', 'tsx', 'bench/http.ts'],
+  typo: ['--import', 'tsx', 'bench/typo.ts'],
 };
 
 const wanted = process.argv.slice(2);

@@ -37,6 +37,7 @@ export {
   type JobList,
   type JobListener,
   type JobRecord,
+  type JobRetries,
   type JobStatus,
   type JobStore,
   type ListJobsOptions,
@@ -112,6 +113,9 @@ export {
   type ResolvedOptions,
   resolveOptions,
   type TlsPolicy,
+  VERIFIER_LEVEL_OPTIONS,
+  type VerifierLevelOption,
+  type VerifyCallOptions,
   type VerifyOptions,
 } from './options.js';
 export {

@@ -96,6 +96,29 @@ export interface VerifyOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * The options that shape a verifier's shared resources (its resolver, transport, pools and caches): they can
+ * be set on `createVerifier` only, never per call.
+ */
+export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
+  'resolver',
+  'transport',
+  'concurrency',
+  'perMxConcurrency',
+  'maxRcptPerSession',
+  'idleSessionMs',
+  'catchAllTtlMs',
+] as const satisfies readonly (keyof VerifyOptions)[]);
+
+/** A name in {@link VERIFIER_LEVEL_OPTIONS}. */
+export type VerifierLevelOption = (typeof VERIFIER_LEVEL_OPTIONS)[number];
+
+/**
+ * What one `verifier.verify(email, overrides)` call may override: every {@link VerifyOptions} member except the
+ * verifier-level ones, so the compiler (not a runtime `OptionsError`) says when one is passed per call.
+ */
+export type VerifyCallOptions = Omit<VerifyOptions, VerifierLevelOption>;
+
 /** Options after validation and defaulting. */
 export interface ResolvedOptions {
   readonly dns: boolean;
@@ -306,11 +329,11 @@ function signalOption(signal: unknown): AbortSignal | undefined {
   return signal as AbortSignal | undefined;
 }
 
-const BUDGET_KEYS = new Set(['timeoutMs', 'signal']);
+const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'signal']);
 
 /**
- * The per-call fast path: when `overrides` set nothing but `timeoutMs` and/or `signal` (what an HTTP request
- * carries), validates just those and returns `base` with them applied, without re-resolving everything.
+ * The per-call fast path: when `overrides` set nothing but `timeoutMs`, `connectTimeoutMs` and/or `signal` (what
+ * an HTTP request carries), validates just those and returns `base` with them applied, without re-resolving everything.
  * Returns `undefined` when `overrides` hold any other key, so the caller falls back to {@link resolveOptions}.
  */
 export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
@@ -323,6 +346,10 @@ export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): Re
   return {
     ...base,
     timeoutMs: overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000),
+    connectTimeoutMs:
+      overrides.connectTimeoutMs === undefined
+        ? base.connectTimeoutMs
+        : int(overrides, 'connectTimeoutMs', 1, 600_000),
     signal: overrides.signal === undefined ? base.signal : signalOption(overrides.signal),
   };
 }

@@ -85,11 +85,18 @@ export interface VerificationResult {
   mx_record: string | null;
   /** The mail provider recognised from the MX host names (google, microsoft, ...), or `null`. */
   smtp_provider: string | null;
+  /**
+   * Why the verdict is what it is, for people: the syntax rule broken, the list that matched, the address the
+   * SSRF guard refused and how to allow it, the SMTP reply that decided. Present when a check knows more than
+   * `sub_status` says (never for a plain `valid`); the wording may change between versions, so match on
+   * `status`/`sub_status`, not on this.
+   */
+  reason?: string;
   /** The SMTP commands and replies exchanged, present only when the `trace` option is on. */
   smtp_transcript?: string[];
 }
 
-/** Every field a result always has, in wire order (all but the optional `smtp_transcript`). */
+/** Every field a result always has, in wire order (all but the optional `reason` and `smtp_transcript`). */
 export const RESULT_FIELDS = Object.freeze([
   'email',
   'normalized',

@@ -6,7 +6,14 @@ import { DEFAULT_CHECKS } from './checks/index.js';
 import { createCheckState } from './checks/state.js';
 import type { Check, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
-import { applyBudget, type ResolvedOptions, resolveOptions, type VerifyOptions } from './options.js';
+import {
+  applyBudget,
+  type ResolvedOptions,
+  resolveOptions,
+  VERIFIER_LEVEL_OPTIONS,
+  type VerifyCallOptions,
+  type VerifyOptions,
+} from './options.js';
 import type { Verdict, VerificationResult } from './result.js';
 import { createRuntime, type OwnedRuntime } from './runtime.js';
 import { scoreOf } from './score.js';
@@ -17,21 +24,10 @@ export interface Verifier {
    * Verifies one address. Never throws for a bad address (that is a result); throws an `OptionsError` when
    * `overrides` are malformed, and a `MailvetError` with code `disposed` after {@link Verifier.dispose}.
    */
-  verify(email: string, overrides?: VerifyOptions): Promise<VerificationResult>;
+  verify(email: string, overrides?: VerifyCallOptions): Promise<VerificationResult>;
   /** Closes pooled SMTP sessions and releases caches and timers. Idempotent. */
   dispose(): Promise<void>;
 }
-
-/** Options that shape the verifier's shared resources; they can only be set on `createVerifier`. */
-const VERIFIER_LEVEL = [
-  'resolver',
-  'transport',
-  'concurrency',
-  'perMxConcurrency',
-  'maxRcptPerSession',
-  'idleSessionMs',
-  'catchAllTtlMs',
-];
 
 const NO_VERDICT: Verdict = { status: 'unknown', sub_status: 'smtp_not_checked' };
 const EXCEPTION: Verdict = { status: 'unknown', sub_status: 'exception_occurred' };
@@ -75,6 +71,7 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
     smtp_provider: state.smtp_provider,
   };
   result.score = scoreOf(result);
+  if (state.reason !== null && verdict.status !== 'valid') result.reason = state.reason;
   if (state.transcript !== null) result.smtp_transcript = state.transcript;
   return result;
 }
@@ -86,18 +83,35 @@ async function run(
   runtime: OwnedRuntime,
 ): Promise<VerificationResult> {
   const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs);
-  for (const check of checks) {
+  for (let i = 0; i < checks.length; i += 1) {
     if (state.signal?.aborted) return toResult(state, ABORTED);
     let verdict: Verdict | undefined;
     try {
-      const outcome = check.run(state);
+      const outcome = checks[i]?.run(state);
       verdict = outcome instanceof Promise ? await outcome : outcome;
     } catch {
-      return toResult(state, EXCEPTION);
+      verdict = EXCEPTION;
     }
-    if (verdict !== undefined) return toResult(state, verdict);
+    if (verdict !== undefined) {
+      await annotate(state, checks, i + 1);
+      return toResult(state, verdict);
+    }
   }
   return toResult(state, state.signal?.aborted ? ABORTED : NO_VERDICT);
+}
+
+/** Runs the checks from `from` on that annotate failures (see {@link Check.annotatesFailures}). */
+async function annotate(state: CheckState, checks: readonly Check[], from: number): Promise<void> {
+  for (let i = from; i < checks.length; i += 1) {
+    const check = checks[i];
+    if (check?.annotatesFailures !== true || state.signal?.aborted) continue;
+    try {
+      const outcome = check.run(state);
+      if (outcome instanceof Promise) await outcome;
+    } catch {
+      // An annotation is best effort: the verdict already given stands.
+    }
+  }
 }
 
 /**
@@ -126,7 +140,7 @@ export function createVerifier(defaults: VerifyOptions = {}): Verifier {
       try {
         const budgeted = applyBudget(options, overrides);
         if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
-        for (const key of VERIFIER_LEVEL) {
+        for (const key of VERIFIER_LEVEL_OPTIONS) {
           if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
         }
         merged = resolveOptions({ ...defaults, ...overrides });

@@ -32,6 +32,37 @@ describe('createVerifier', () => {
     await verifier.dispose();
   });
 
+  it('after a final verdict runs only the checks that annotate failures, ignoring their outcome and errors', async () => {
+    const log: string[] = [];
+    const annotator = (name: string, run: Check['run']): Check => ({
+      name,
+      annotatesFailures: true,
+      run(state) {
+        log.push(name);
+        return run(state);
+      },
+    });
+    const verifier = createVerifier({
+      ...offline,
+      checks: [
+        recorder('a', log, verdictOf('blocklisted')),
+        recorder('b', log),
+        annotator('note', (state) => {
+          state.did_you_mean = 'noted@example.com';
+          return verdictOf('mailbox_not_found');
+        }),
+        annotator('broken', () => {
+          throw new Error('annotation failed');
+        }),
+      ],
+    });
+    const result = await verifier.verify('x@y.com');
+    expect(log).toEqual(['a', 'note', 'broken']);
+    expect(result).toMatchObject({ status: 'do_not_mail', sub_status: 'blocklisted' });
+    expect(result.did_you_mean).toBe('noted@example.com');
+    await verifier.dispose();
+  });
+
   it('ends unknown/smtp_not_checked when no check decides', async () => {
     const verifier = createVerifier({ ...offline, checks: [] });
     const result = await verifier.verify('x@y.com');
@@ -77,6 +108,8 @@ describe('createVerifier', () => {
     expect(() => createVerifier({ smtpPort: -1 })).toThrow(OptionsError);
     const verifier = createVerifier({ ...offline, checks: [] });
     await expect(verifier.verify('x@y.com', { timeoutMs: 0 })).rejects.toMatchObject({ option: 'timeoutMs' });
+    // The types refuse a verifier-level option per call; plain JavaScript gets an OptionsError at run time.
+    // @ts-expect-error concurrency can only be set on createVerifier()
     await expect(verifier.verify('x@y.com', { concurrency: 5 })).rejects.toMatchObject({
       code: 'invalid_option',
       option: 'concurrency',

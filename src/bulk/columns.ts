@@ -22,7 +22,7 @@ const NULL = 0;
 const DERIVED = 1;
 const KEPT = 2;
 
-/** Number of fields of a `VerificationResult` without `smtp_transcript`. */
+/** Number of fields a `VerificationResult` always has (without the optional `reason` and `smtp_transcript`). */
 const FIELDS = 14;
 
 const STATUS_INDEX = new Map<Status, number>(STATUSES.map((status, i) => [status, i]));
@@ -46,6 +46,8 @@ interface Chunk {
   readonly domain: Uint32Array;
   readonly mx: Uint32Array;
   readonly provider: Uint32Array;
+  /** Interned `reason`, 0 when the result has none. */
+  readonly reason: Uint32Array;
 }
 
 function newChunk(): Chunk {
@@ -57,6 +59,7 @@ function newChunk(): Chunk {
     domain: new Uint32Array(CHUNK),
     mx: new Uint32Array(CHUNK),
     provider: new Uint32Array(CHUNK),
+    reason: new Uint32Array(CHUNK),
   };
 }
 
@@ -83,7 +86,8 @@ function fitsColumns(result: VerificationResult): boolean {
     isNullableString(result.did_you_mean) &&
     isNullableString(result.mx_record) &&
     isNullableString(result.smtp_provider) &&
-    Object.keys(result).length === FIELDS
+    (result.reason === undefined || typeof result.reason === 'string') &&
+    Object.keys(result).length === FIELDS + (result.reason === undefined ? 0 : 1)
   );
 }
 
@@ -104,9 +108,9 @@ export class ResultColumns {
   readonly #ids = new Map<string, number>();
   readonly #texts = new Map<number, Texts>();
   readonly #whole = new Map<number, VerificationResult>();
-  /** Per column (domain, mx, provider): the last string interned and its id. */
-  readonly #lastStrings: (string | null)[] = [null, null, null];
-  readonly #lastIds = [0, 0, 0];
+  /** Per column (domain, mx, provider, reason): the last string interned and its id. */
+  readonly #lastStrings: (string | null)[] = [null, null, null, null];
+  readonly #lastIds = [0, 0, 0, 0];
 
   /** Stores `result` at `position`. Throws a `RangeError` when the position is invalid or already written. */
   set(position: number, result: VerificationResult): void {
@@ -179,6 +183,7 @@ export class ResultColumns {
     chunk.domain[i] = this.#intern(result.domain, 0);
     chunk.mx[i] = this.#intern(result.mx_record, 1);
     chunk.provider[i] = this.#intern(result.smtp_provider, 2);
+    chunk.reason[i] = this.#intern(result.reason ?? null, 3);
   }
 
   /** The result at `position` as a fresh object, or `undefined` when none was written. */
@@ -201,7 +206,8 @@ export class ResultColumns {
       normalizedMode === NULL ? null : normalizedMode === DERIVED ? `${user}@${domain}` : texts!.normalized!;
     const verdict = chunk.verdict[i]!;
     const sub = verdict & 31;
-    return {
+    const reason = this.#strings[chunk.reason[i]!] ?? null;
+    const result: VerificationResult = {
       email,
       normalized,
       user,
@@ -217,9 +223,11 @@ export class ResultColumns {
       mx_record: this.#strings[chunk.mx[i]!] ?? null,
       smtp_provider: this.#strings[chunk.provider[i]!] ?? null,
     };
+    if (reason !== null) result.reason = reason;
+    return result;
   }
 
-  #intern(value: string | null, column: 0 | 1 | 2): number {
+  #intern(value: string | null, column: 0 | 1 | 2 | 3): number {
     if (value === null) return 0;
     // Work is grouped by domain, so a row mostly repeats the strings of the row before.
     if (value === this.#lastStrings[column]) return this.#lastIds[column]!;

@@ -3,6 +3,7 @@
  * @module
  */
 import { JobInputError, LimitError } from './errors.js';
+import { checkGreylistDelays } from './options.js';
 import type { CreateJobInput, JobAccess } from './types.js';
 
 /** Longest job name. */
@@ -12,7 +13,7 @@ export const MAX_OWNER_LENGTH = 1024;
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner']);
+const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry']);
 
 /** A validated {@link CreateJobInput}. */
 export interface CreateJob {
@@ -20,6 +21,8 @@ export interface CreateJob {
   readonly emails: readonly unknown[];
   readonly autoStart: boolean;
   readonly owner: string | null;
+  /** The job's own greylisting delays, or `null` for the manager's. */
+  readonly greylistDelaysMs: readonly number[] | null;
 }
 
 function plainObject(value: unknown, field: string): Record<string, unknown> {
@@ -40,9 +43,22 @@ export function ownerOf(access: JobAccess | undefined): string | null {
   return owner;
 }
 
+/** A job's own greylisting delays, or `null` for the manager's. */
+function greylistOf(value: unknown): readonly number[] | null {
+  if (value === undefined) return null;
+  const fields = plainObject(value, 'greylistRetry');
+  for (const key of Object.keys(fields)) {
+    if (key !== 'delaysMs') throw new JobInputError(`greylistRetry.${key}`, 'is not a known field');
+  }
+  const checked = checkGreylistDelays(fields.delaysMs);
+  if (typeof checked === 'string') throw new JobInputError('greylistRetry.delaysMs', checked);
+  return checked;
+}
+
 /** Validates the input of `create`. */
 export function createInput(input: CreateJobInput | undefined): CreateJob {
-  if (input === undefined) return { name: null, emails: [], autoStart: true, owner: null };
+  if (input === undefined)
+    return { name: null, emails: [], autoStart: true, owner: null, greylistDelaysMs: null };
   const fields = plainObject(input, 'input');
   for (const key of Object.keys(fields)) {
     if (!CREATE_KEYS.has(key)) throw new JobInputError(key, 'is not a known field');
@@ -71,6 +87,7 @@ export function createInput(input: CreateJobInput | undefined): CreateJob {
     emails: (emails as unknown[] | undefined) ?? [],
     autoStart: autoStart ?? true,
     owner: ownerOf(input),
+    greylistDelaysMs: greylistOf(fields.greylistRetry),
   };
 }
 

@@ -29,6 +29,8 @@ export interface LiveJob {
   work: JobWork | null;
   /** Greylisting retries waiting for their delay. */
   retries: RetrySchedule | null;
+  /** This job's greylisting retry delays (its own, or the manager's). */
+  readonly greylistDelaysMs: readonly number[];
   /** The last greylisted result of each position waiting for (or in) a retry. */
   readonly interim: Map<number, VerificationResult>;
   inFlight: number;
@@ -81,6 +83,11 @@ export function snapshot(job: LiveJob): Job {
     completed_at: iso(job.completedAt),
     counts: { ...job.counts },
     error: job.error === null ? null : { ...job.error },
+    retries: {
+      waiting: job.retries?.size ?? 0,
+      next_retry_at: iso(job.retries?.nextDue ?? null),
+      delays_ms: job.greylistDelaysMs,
+    },
   };
 }
 
@@ -98,6 +105,7 @@ export function recordOf(job: LiveJob): JobRecord {
     startedAt: job.startedAt,
     completedAt: job.completedAt,
     error: job.error,
+    greylistDelaysMs: job.greylistDelaysMs,
   };
 }
 

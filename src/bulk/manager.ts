@@ -136,15 +136,17 @@ export class BulkJobManager implements BulkJobManagerApi {
       inReady: false,
       waiters: [],
       version: 0,
+      greylistDelaysMs: fields.greylistDelaysMs ?? this.#options.greylistDelaysMs,
     };
-    if (this.#options.greylistDelaysMs.length > 0) {
-      job.retries = new RetrySchedule(this.#options.clock, this.#options.greylistDelaysMs, (due) =>
+    if (job.greylistDelaysMs.length > 0) {
+      job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
         this.#retry(job, due),
       );
     }
     this.#jobs.set(id, job);
     this.#append(job, emails);
-    const created = snapshot(job);
+    const created = snapshot(job); // as created: queued (the specification's creation response)
+    const completed = this.#completeIfEmpty(job);
     try {
       await this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job)));
     } catch (error) {
@@ -152,17 +154,22 @@ export class BulkJobManager implements BulkJobManagerApi {
       throw new StoreError('save the job', error);
     }
     job.dirty = false;
+    if (completed) this.#emit('complete', job);
     this.#makeReady(job);
     this.#pump();
     return created;
   }
 
-  /** Adds addresses to a `queued` or `processing` job (its `total` grows); throws `job_finished` otherwise. */
+  /**
+   * Adds addresses to a job (its `total` grows). A `complete` job reopens: it goes back to `processing` until
+   * the new addresses are final too, so an add never races the job's completion. Throws `job_finished` for a
+   * `failed` job.
+   */
   async add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job> {
     this.#assertOpen();
     const job = this.#find(id, access);
     const trimmed = trimmedEmails(emails, this.#options.maxAddressesPerAdd, this.#options.maxEmailLength);
-    if (isFinished(job)) throw new JobFinishedError(job.status);
+    if (job.status === 'failed') throw new JobFinishedError(job.status);
     if (job.total + trimmed.length > this.#options.maxAddressesPerJob) {
       throw new LimitError(
         'maxAddressesPerJob',
@@ -171,6 +178,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       );
     }
     if (trimmed.length > 0) {
+      if (job.status === 'complete') this.#reopen(job);
       this.#append(job, trimmed);
       this.#makeReady(job);
       this.#pump();
@@ -179,15 +187,20 @@ export class BulkJobManager implements BulkJobManagerApi {
     return snapshot(job);
   }
 
-  /** Starts a job created with `autoStart: false`; a job without addresses stays `queued` until it gets some. */
+  /**
+   * Starts a job created with `autoStart: false`; idempotent on a started one. A started job without addresses
+   * is `complete` at once (so that polling it ends); an `add` reopens it. Throws `job_finished` for a `failed` job.
+   */
   async start(id: string, access?: JobAccess): Promise<Job> {
     this.#assertOpen();
     const job = this.#find(id, access);
-    if (isFinished(job)) throw new JobFinishedError(job.status);
+    if (job.status === 'failed') throw new JobFinishedError(job.status);
     job.armed = true;
+    const completed = this.#completeIfEmpty(job);
     this.#makeReady(job);
     this.#pump();
     await this.#sync(job);
+    if (completed) this.#emit('complete', job);
     return snapshot(job);
   }
 
@@ -417,7 +430,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (
       result.sub_status === 'greylisted' &&
       job.retries !== null &&
-      task.attempt < this.#options.greylistDelaysMs.length &&
+      task.attempt < job.greylistDelaysMs.length &&
       !isFinished(job)
     ) {
       job.interim.set(task.position, result);
@@ -467,6 +480,31 @@ export class BulkJobManager implements BulkJobManagerApi {
     job.status = 'complete';
     job.completedAt = this.#now();
     job.dirty = true;
+  }
+
+  /**
+   * A started job with no address is complete: there is nothing to wait for. Returns true when it completed
+   * it; the caller emits `complete` once the store has the job.
+   */
+  #completeIfEmpty(job: LiveJob): boolean {
+    if (!job.armed || job.total > 0 || job.status !== 'queued') return false;
+    job.startedAt = this.#now();
+    this.#complete(job);
+    return true;
+  }
+
+  /** A `complete` job that gets addresses goes back to `processing` (docs/bulk.md, the state machine). */
+  #reopen(job: LiveJob): void {
+    job.status = 'processing';
+    job.startedAt ??= this.#now();
+    job.completedAt = null;
+    job.dirty = true;
+    job.work ??= new JobWork(this.#options.perDomainConcurrency);
+    if (job.retries === null && job.greylistDelaysMs.length > 0) {
+      job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
+        this.#retry(job, due),
+      );
+    }
   }
 
   #forget(job: LiveJob): void {

@@ -86,6 +86,22 @@ function withMethods<T>(value: unknown, key: string, methods: readonly string[])
   return value as T;
 }
 
+/**
+ * Checks a list of greylisting retry delays (milliseconds): at most 10 integers 0-86,400,000. Returns the
+ * frozen copy, or what is wrong with it.
+ */
+export function checkGreylistDelays(delaysMs: unknown): readonly number[] | string {
+  if (!Array.isArray(delaysMs) || delaysMs.length > MAX_RETRIES) {
+    return `must be an array of at most ${MAX_RETRIES} delays`;
+  }
+  for (const delay of delaysMs) {
+    if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY_MS) {
+      return `entries must be integers 0-${MAX_DELAY_MS}`;
+    }
+  }
+  return Object.freeze([...(delaysMs as number[])]);
+}
+
 function delays(value: unknown): readonly number[] {
   if (value === undefined) return BULK_DEFAULTS.greylistDelaysMs;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -96,15 +112,9 @@ function delays(value: unknown): readonly number[] {
   }
   const delaysMs = (value as { delaysMs?: unknown }).delaysMs;
   if (delaysMs === undefined) return BULK_DEFAULTS.greylistDelaysMs;
-  if (!Array.isArray(delaysMs) || delaysMs.length > MAX_RETRIES) {
-    throw new OptionsError('greylistRetry.delaysMs', `must be an array of at most ${MAX_RETRIES} delays`);
-  }
-  for (const delay of delaysMs) {
-    if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > MAX_DELAY_MS) {
-      throw new OptionsError('greylistRetry.delaysMs', `entries must be integers 0-${MAX_DELAY_MS}`);
-    }
-  }
-  return Object.freeze([...delaysMs]);
+  const checked = checkGreylistDelays(delaysMs);
+  if (typeof checked === 'string') throw new OptionsError('greylistRetry.delaysMs', checked);
+  return checked;
 }
 
 /** Validates the manager's options once and fills in defaults; an {@link OptionsError} names a bad one. */

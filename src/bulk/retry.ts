@@ -37,6 +37,11 @@ export class RetrySchedule {
     return this.#size;
   }
 
+  /** When the earliest waiting task is due (clock milliseconds), or `null` when none waits. */
+  get nextDue(): number | null {
+    return this.#size === 0 || this.#timerDue === Number.POSITIVE_INFINITY ? null : this.#timerDue;
+  }
+
   /** Schedules `task` (whose `attempt` is the retry number, from 1) after its level's delay. */
   add(task: Task): void {
     const level = task.attempt - 1;

@@ -8,8 +8,9 @@ import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
 
 /**
- * The state of a job. The only transitions are
- * `queued → processing → complete`, `queued → failed` and `processing → failed` (see docs/bulk.md).
+ * The state of a job. The only transitions are `queued → processing → complete`, `queued → complete` (started
+ * with no address), `complete → processing` (an add reopens it), `queued → failed` and `processing → failed`
+ * (see docs/bulk.md).
  */
 export type JobStatus = 'queued' | 'processing' | 'complete' | 'failed';
 
@@ -56,6 +57,18 @@ export interface Job {
   readonly counts: Readonly<Record<Status, number>>;
   /** Why the job failed; `null` unless `status` is `failed`. */
   readonly error: JobError | null;
+  /** Positions waiting for a greylisting retry, and when the next retry is due. */
+  readonly retries: JobRetries;
+}
+
+/** The greylisting retries of a job, as {@link Job} shows them. */
+export interface JobRetries {
+  /** Positions whose greylisted answer waits for a retry (they are not yet `completed`). */
+  readonly waiting: number;
+  /** When the earliest of them is retried (ISO 8601), or `null` when none waits. */
+  readonly next_retry_at: string | null;
+  /** The job's retry schedule: delays after the first, second, ... greylisted answer, in milliseconds. */
+  readonly delays_ms: readonly number[];
 }
 
 /** Input of {@link BulkJobManagerApi.create}. */
@@ -68,6 +81,11 @@ export interface CreateJobInput {
   readonly autoStart?: boolean;
   /** Tenant that owns the job; the job is visible only to calls that pass the same `owner`. @default none */
   readonly owner?: string;
+  /**
+   * This job's greylisting retries: delays in milliseconds (at most 10, each 0-86,400,000); `[]` takes a
+   * greylisted answer as final at once. @default the manager's `greylistRetry.delaysMs`
+   */
+  readonly greylistRetry?: { readonly delaysMs: readonly number[] };
 }
 
 /**
@@ -194,6 +212,8 @@ export interface JobRecord {
   readonly startedAt: number | null;
   readonly completedAt: number | null;
   readonly error: JobError | null;
+  /** The job's greylisting retry delays, in milliseconds. */
+  readonly greylistDelaysMs: readonly number[];
 }
 
 /**

@@ -36,9 +36,18 @@ export const listsCheck: Check = {
     }
     state.role = roleNames(lists.role).has(normalizeRoleLocalPart(address.local));
     if (state.allowlisted) return undefined;
-    if (blocklisted) return verdictOf('blocklisted');
-    if (state.disposable) return verdictOf('disposable');
-    if (state.role && options.roleIsDoNotMail) return verdictOf('role_based');
+    if (blocklisted) {
+      state.reason = 'the address or its domain is on the blocklist option';
+      return verdictOf('blocklisted');
+    }
+    if (state.disposable) {
+      state.reason = `${address.domain} is on the disposable-address list (throwaway mailboxes)`;
+      return verdictOf('disposable');
+    }
+    if (state.role && options.roleIsDoNotMail) {
+      state.reason = `"${address.local}" is a role account (a team or function, not a person); roleIsDoNotMail is on`;
+      return verdictOf('role_based');
+    }
     return undefined;
   },
 };

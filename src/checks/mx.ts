@@ -2,7 +2,7 @@
  * The MX check: finds the domain's mail hosts (RFC 5321 §5.1, RFC 7505) and lets only guarded addresses through.
  * @module
  */
-import { type AddressGuard, createAddressGuard } from '../dns/guard.js';
+import { type AddressGuard, createAddressGuard, type GuardDecision } from '../dns/guard.js';
 import { lookupName } from '../dns/name.js';
 import type { DnsAnswer, MxRecord } from '../dns/types.js';
 import { DnsError } from '../errors.js';
@@ -66,34 +66,62 @@ function budget(state: CheckState): { signal: AbortSignal; release(): void } {
  * How a failed lookup ends the check: the budget ran out or the caller aborted (whatever the resolver threw
  * then), or DNS could not answer. Anything else is a resolver bug, left for the verifier to report.
  */
-function failed(error: unknown, signal: AbortSignal): CheckOutcome {
+function failed(state: CheckState, error: unknown, signal: AbortSignal): CheckOutcome {
   if (signal.aborted) return verdictOf('timeout_exceeded');
-  if (error instanceof DnsError) return verdictOf('dns_error');
-  throw error;
+  if (!(error instanceof DnsError)) throw error;
+  state.reason = dnsFailure(error);
+  return verdictOf('dns_error');
 }
 
 type HostOutcome =
-  | { readonly kind: 'addresses'; readonly allowed: readonly string[]; readonly blocked: number }
-  | { readonly kind: 'error' };
+  | {
+      readonly kind: 'addresses';
+      readonly allowed: readonly string[];
+      readonly blocked: number;
+      /** The first refused address with the guard's reason, for the result's `reason`. */
+      readonly refused: string | null;
+    }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** The result's `reason` for an address the SSRF guard refused. */
+function refusal(subject: string, address: string, decision: GuardDecision): string {
+  const why = decision.detail ?? (decision.reason === 'malformed' ? 'not an IP address' : decision.reason);
+  return (
+    `${subject} ${address} (${why}) is not globally routable: mailvet does not connect to it; ` +
+    `to allow it, add it to allowAddresses (--allow-address ${address.includes(':') ? `${address}/128` : `${address}/32`})`
+  );
+}
+
+/** The result's `reason` for a DNS failure. */
+function dnsFailure(error: unknown): string {
+  return error instanceof DnsError ? `DNS lookup failed: ${error.message}` : 'DNS lookup failed';
+}
 
 async function resolveHosts(
   state: CheckState,
   hosts: readonly { host: string; priority: number }[],
   guard: AddressGuard,
   signal: AbortSignal,
+  implicit: boolean,
 ): Promise<CheckOutcome> {
   const resolver = state.runtime.resolver;
   const outcomes = await Promise.all(
     hosts.map(async ({ host }): Promise<HostOutcome> => {
       // An MX target that is no host name (garbage, an IP literal's brackets) holds no address.
-      if (lookupName(host) === null) return { kind: 'addresses', allowed: [], blocked: 0 };
+      if (lookupName(host) === null) return { kind: 'addresses', allowed: [], blocked: 0, refused: null };
       try {
         const answer = await resolver.addresses(host, { signal });
         const found = answer.kind === 'records' ? [...new Set(answer.records)] : [];
-        const allowed = found.filter((address) => guard.allows(address));
-        return { kind: 'addresses', allowed, blocked: found.length - allowed.length };
+        const allowed: string[] = [];
+        let refused: string | null = null;
+        for (const address of found) {
+          const decision = guard.check(address);
+          if (decision.allowed) allowed.push(address);
+          else refused ??= refusal(`the mail host ${host} resolves to`, address, decision);
+        }
+        return { kind: 'addresses', allowed, blocked: found.length - allowed.length, refused };
       } catch (error) {
-        if (signal.aborted || error instanceof DnsError) return { kind: 'error' };
+        if (signal.aborted || error instanceof DnsError) return { kind: 'error', message: dnsFailure(error) };
         throw error;
       }
     }),
@@ -110,10 +138,21 @@ async function resolveHosts(
     return undefined;
   }
   if (signal.aborted) return verdictOf('timeout_exceeded');
-  if (outcomes.some((outcome) => outcome.kind === 'error')) return verdictOf('dns_error');
-  if (outcomes.some((outcome) => outcome.kind === 'addresses' && outcome.blocked > 0)) {
-    return verdictOf('unroutable_ip_address');
+  const error = outcomes.find((outcome) => outcome.kind === 'error');
+  if (error !== undefined) {
+    state.reason = error.message;
+    return verdictOf('dns_error');
   }
+  for (const outcome of outcomes) {
+    if (outcome.kind === 'addresses' && outcome.refused !== null) {
+      state.reason = outcome.refused;
+      return verdictOf('unroutable_ip_address');
+    }
+  }
+  const names = hosts.map(({ host }) => host).join(', ');
+  state.reason = implicit
+    ? `${names} has no MX record and no A/AAAA address`
+    : `no MX host of the domain has a usable address (${names})`;
   return verdictOf('no_dns_entries');
 }
 
@@ -124,15 +163,22 @@ async function route(state: CheckState, domain: string, guard: AddressGuard): Pr
     try {
       answer = await state.runtime.resolver.mx(domain, { signal });
     } catch (error) {
-      return failed(error, signal);
+      return failed(state, error, signal);
     }
-    if (answer.kind === 'nxdomain') return verdictOf('no_dns_entries');
+    if (answer.kind === 'nxdomain') {
+      state.reason = `${domain} does not exist (NXDOMAIN)`;
+      return verdictOf('no_dns_entries');
+    }
     const records = answer.kind === 'records' ? answer.records : [];
-    if (records.length > 0 && records.every(isNullMx)) return verdictOf('does_not_accept_mail');
+    if (records.length > 0 && records.every(isNullMx)) {
+      state.reason = `${domain} publishes a null MX (RFC 7505): it accepts no mail`;
+      return verdictOf('does_not_accept_mail');
+    }
     // No MX at all: the domain itself is the implicit MX, preference 0 (RFC 5321 §5.1).
     const hosts = records.length > 0 ? byPreference(records) : [{ host: domain, priority: 0 }];
     state.mx_record = hosts[0]?.host ?? null;
-    return await resolveHosts(state, hosts.slice(0, state.options.maxMxHosts), guard, signal);
+    const implicit = records.length === 0;
+    return await resolveHosts(state, hosts.slice(0, state.options.maxMxHosts), guard, signal, implicit);
   } finally {
     release();
   }
@@ -163,7 +209,11 @@ export const mxCheck: Check = {
     const literal = address.literalAddress;
     if (literal !== null) {
       state.mx_record = literal;
-      if (!guard.allows(literal)) return verdictOf('unroutable_ip_address');
+      const decision = guard.check(literal);
+      if (!decision.allowed) {
+        state.reason = refusal('the address literal', literal, decision);
+        return verdictOf('unroutable_ip_address');
+      }
       state.mailHosts = [{ host: literal, priority: 0, addresses: [literal] }];
       return undefined;
     }

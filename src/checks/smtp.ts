@@ -9,6 +9,7 @@ import { verdictOf } from '../result.js';
 import { classifyError, classifyReply } from '../smtp/classify.js';
 import type { Lease, PoolTarget, RcptOutcome, SessionSettings } from '../smtp/pool.js';
 import { providerOf } from '../smtp/provider.js';
+import { printable } from '../smtp/reply.js';
 import type { TranscriptHook } from '../smtp/types.js';
 import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
 
@@ -94,6 +95,17 @@ async function catchAllVerdict(
   }
 }
 
+/** The most characters of a server's reply text quoted in a `reason`. */
+const MAX_REASON_TEXT = 300;
+
+/** The result's `reason` for the reply that decided: who said it, to which command, and what. */
+function replyReason(target: PoolTarget, outcome: Extract<RcptOutcome, { kind: 'reply' }>): string {
+  const { reply, stage } = outcome;
+  const command = stage === 'mail' ? 'MAIL FROM' : 'RCPT TO';
+  const text = printable(reply.text).slice(0, MAX_REASON_TEXT);
+  return `${target.hostname} [${target.host}] answered ${command} with ${reply.code} ${text}`.trimEnd();
+}
+
 async function verdictOfOutcome(
   state: CheckState,
   outcome: RcptOutcome,
@@ -108,8 +120,14 @@ async function verdictOfOutcome(
     return verdictOf(NO_SMTPUTF8);
   }
   const result = classifyReply(outcome.reply, outcome.stage);
-  if (result !== 'accepted') return verdictOf(result);
-  if (outcome.stage !== 'rcpt') return verdictOf('smtp_protocol_error');
+  if (result !== 'accepted') {
+    state.reason = replyReason(target, outcome);
+    return verdictOf(result);
+  }
+  if (outcome.stage !== 'rcpt') {
+    state.reason = replyReason(target, outcome);
+    return verdictOf('smtp_protocol_error');
+  }
   if (!state.options.catchAll) return VALID;
   return catchAllVerdict(state, target, sender, settings, lease, note);
 }
@@ -145,6 +163,7 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
         if (budgetSpent(state)) return verdictOf('timeout_exceeded');
         failure = classifyError(error);
         transcript.note(`failed: ${failure}`);
+        if (isSmtpError(error)) state.reason = `${mailHost.host} [${ip}]: ${printable(error.message)}`;
         if (triesNextHost(error)) continue;
         state.mx_record = mailHost.host;
         return verdictOf(failure);

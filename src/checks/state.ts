@@ -37,5 +37,6 @@ export function createCheckState(
     smtp_provider: null,
     mailHosts: null,
     transcript: options.trace ? [] : null,
+    reason: null,
   };
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { verdictOf } from '../result.js';
+import { explainSyntaxFailure } from '../syntax/explain.js';
 import { parseAddress } from '../syntax/parse-address.js';
 import type { Check } from './types.js';
 
@@ -24,7 +25,10 @@ export const syntaxCheck: Check = {
     const result = parseAddress(state.email, state.options);
     state.user = result.user;
     state.domain = result.domain;
-    if (!result.ok) return verdictOf('failed_syntax_check');
+    if (!result.ok) {
+      state.reason = `${result.reason}: ${explainSyntaxFailure(result.reason)}`;
+      return verdictOf('failed_syntax_check');
+    }
     state.address = result.address;
     return undefined;
   },

@@ -66,6 +66,8 @@ export interface CheckState {
   mailHosts: readonly MailHost[] | null;
   /** SMTP transcript lines, collected when the `trace` option is on. */
   transcript: string[] | null;
+  /** Why the verdict is what it is (the result's `reason`), set by the check that knows; `null` for none. */
+  reason: string | null;
 }
 
 /** What a check returns: a final {@link Verdict} stops the run; `undefined` lets the next check go. */
@@ -87,4 +89,10 @@ export interface Check {
   readonly name: string;
   /** Runs the check. Synchronous checks may return their outcome directly. */
   run(state: CheckState): CheckOutcome | Promise<CheckOutcome>;
+  /**
+   * When true, the check still runs after an earlier check gave the final verdict, to annotate the result
+   * (the built-in typo check does, so an address that fails the syntax check on a near-miss domain still gets
+   * `did_you_mean`). Its outcome and any error it throws are then ignored. @default false
+   */
+  readonly annotatesFailures?: boolean;
 }

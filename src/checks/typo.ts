@@ -4,8 +4,9 @@
  */
 import { addressListed, normalizeDomainEntry } from '../data/domains.js';
 import { memoByPatch, patchEntries } from '../data/lookup.js';
+import { parseAddress } from '../syntax/parse-address.js';
 import { type DomainSuggester, defaultSuggester } from '../typo/suggest.js';
-import type { Check } from './types.js';
+import type { Check, CheckState } from './types.js';
 
 const suggesters = new WeakMap<readonly string[], DomainSuggester>();
 
@@ -23,18 +24,35 @@ function suggesterFor(extra: readonly string[]): DomainSuggester {
 /** Domains the caller put on the free list: real providers, so never corrected into another. */
 const callerFree = memoByPatch((patch) => patchEntries(patch, normalizeDomainEntry));
 
+/** `did_you_mean` for an address that failed the syntax check, when its domain is a near miss of a known one. */
+function suggestAfterFailure(state: CheckState): void {
+  const { user, domain, options } = state;
+  if (user === null || domain === null || state.did_you_mean !== null) return;
+  const suggestion = suggesterFor(options.suggestDomains).suggest(domain);
+  if (suggestion === null) return;
+  const corrected = parseAddress(`${user}@${suggestion}`, options);
+  if (corrected.ok) state.did_you_mean = corrected.address.normalized;
+}
+
 /**
  * Sets `did_you_mean` to the address with its domain corrected (`jane@gmial.com` gives
  * `jane@gmail.com`) when the domain looks like a typo of a popular one, else leaves it `null`.
- * Runs after the syntax check and does nothing for an address that failed it, for a domain literal, for an
- * allowlisted address and for a domain the caller listed as free. Suggestions point to the built-in
- * popular domains and to the `suggestDomains` option; see docs/typo.md.
+ * It also runs after a final verdict ({@link Check.annotatesFailures}): an address that failed the syntax
+ * check on its domain (`jane@yahoo.co.k`, `jane@comcast.ne5`) gets a suggestion when the corrected address
+ * passes the syntax check. Does nothing for a domain literal, for an allowlisted address and for a domain the
+ * caller listed as free. Suggestions point to the built-in popular domains and to the `suggestDomains` option;
+ * see docs/typo.md.
  */
 export const typoCheck: Check = {
   name: 'typo',
+  annotatesFailures: true,
   run(state) {
     const address = state.address;
-    if (address === null || address.literalAddress !== null) return undefined;
+    if (address === null) {
+      suggestAfterFailure(state);
+      return undefined;
+    }
+    if (address.literalAddress !== null) return undefined;
     const { options } = state;
     if (addressListed(options.allowlist, address)) return undefined;
     const free = options.lists.free;

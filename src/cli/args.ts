@@ -2,6 +2,8 @@
  * A small strict argument parser: every flag is declared, unknown flags and malformed values are usage errors.
  * @module
  */
+
+import { osaDistance } from '../typo/distance.js';
 import { usageError } from './io.js';
 
 /** One declared flag of a command. */
@@ -32,25 +34,12 @@ export interface ParsedArgs {
   flag(name: string): boolean;
 }
 
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
 function unknownFlag(arg: string, specs: readonly FlagSpec[], command: string): Error {
   const name = arg.replace(/^-+/, '').split('=')[0] ?? '';
   let best: FlagSpec | undefined;
   let bestDistance = 3;
   for (const spec of name.length > 40 ? [] : specs) {
-    const d = distance(name, spec.name);
+    const d = osaDistance(name, spec.name, bestDistance - 1);
     if (d < bestDistance) {
       best = spec;
       bestDistance = d;

@@ -6,6 +6,7 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
+import { FORMULA_ESCAPES, type FormulaEscape } from '../http/csv.js';
 import { type Status, type SubStatus, type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
@@ -17,12 +18,14 @@ import {
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
+import { heloWarning } from './helo.js';
 import { type InputRecord, type InputShape, openInput } from './input.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import {
   emptyCounts,
   fileSink,
   formatOf,
+  KeyDigest,
   keyOf,
   layoutOf,
   type OutputRow,
@@ -57,6 +60,12 @@ const FLAGS: readonly FlagSpec[] = [
     description: 'header of the address column (default: found by name)',
   },
   { name: 'resume', type: 'boolean', description: 'go on after the rows already in the output file' },
+  {
+    name: 'formula-escape',
+    type: 'string',
+    value: '<auto|always|never>',
+    description: "which CSV cells get a ' so spreadsheets do not run them (default: auto)",
+  },
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
@@ -155,6 +164,7 @@ async function skipDone(
   names: { input: string; output: string },
 ): Promise<void> {
   let last: InputRecord | undefined;
+  const keys = new KeyDigest();
   for (let index = 0; index < point.done; index++) {
     const next = await records.next();
     if (next.done) {
@@ -164,11 +174,18 @@ async function skipDone(
       );
     }
     last = next.value;
+    keys.add(check(last));
   }
   if (last !== undefined && point.lastKey !== null && !sameKey(point.lastKey, check(last))) {
     throw new CliError(
       EXIT.io,
       `cannot resume: row ${point.done} of ${names.output} (${quote(point.lastKey)}) is not row ${point.done} of ${names.input} (${quote(check(last))}); remove ${names.output} or pick another -o`,
+    );
+  }
+  if (keys.digest() !== point.keysDigest) {
+    throw new CliError(
+      EXIT.io,
+      `cannot resume: the ${point.done} rows of ${names.output} were not written for the first ${point.done} rows of ${names.input} (their addresses differ); remove ${names.output} or pick another -o`,
     );
   }
 }
@@ -184,6 +201,19 @@ interface BulkPlan {
   readonly column: string | undefined;
   readonly resume: boolean;
   readonly settings: CliSettings;
+  readonly formulaEscape: FormulaEscape;
+}
+
+/** The `--formula-escape` mode; `auto` when the flag is absent. */
+function formulaEscapeOf(value: string | undefined): FormulaEscape {
+  if (value === undefined) return 'auto';
+  const mode = FORMULA_ESCAPES.find((candidate) => candidate === value);
+  if (mode === undefined) {
+    throw usageError(
+      `--formula-escape must be auto, always or never, not ${JSON.stringify(value.slice(0, 40))}`,
+    );
+  }
+  return mode;
 }
 
 async function planOf(args: ParsedArgs, io: CliIo): Promise<BulkPlan> {
@@ -206,7 +236,8 @@ async function planOf(args: ParsedArgs, io: CliIo): Promise<BulkPlan> {
     throw usageError('the output file must not be the input file');
   }
   const outName = outPath === undefined ? 'standard output' : (outArg ?? '');
-  return { source, outPath, outName, format, column: args.string('column'), resume, settings };
+  const formulaEscape = formulaEscapeOf(args.string('formula-escape'));
+  return { source, outPath, outName, format, column: args.string('column'), resume, settings, formulaEscape };
 }
 
 /** What a run did. */
@@ -312,7 +343,7 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
   try {
     const opened = await openInput(stream, inputOptions(source, plan.column));
     if (opened === undefined) throw new CliError(EXIT.io, `${source.name} is empty`);
-    const layout = layoutOf(plan.format, opened.shape, settings.trace);
+    const layout = layoutOf(plan.format, opened.shape, settings.trace, plan.formulaEscape);
     const point =
       plan.outPath !== undefined && plan.resume ? await resumeFrom(plan.outPath, layout) : undefined;
     if (point !== undefined) {
@@ -333,6 +364,8 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
       io.signal?.removeEventListener('abort', abort);
       throw optionsUsageError(error) ?? error;
     }
+    const helo = heloWarning(settings, io.hostname);
+    if (helo !== undefined) await write(io.stderr, helo);
 
     const tally: BulkTally = {
       counts: point === undefined ? emptyCounts() : { ...point.counts },

@@ -26,6 +26,8 @@ export interface CliIo {
   readonly cwd?: string;
   /** Clock in milliseconds, for rates and the pace of progress lines. @default Date.now */
   readonly now?: () => number;
+  /** This machine's host name, the default EHLO name. @default os.hostname */
+  readonly hostname?: () => string;
   /** Builds the verifier from the options the flags and environment gave. @default createVerifier */
   readonly createVerifier?: (options: VerifyOptions) => Verifier;
 }

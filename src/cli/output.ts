@@ -3,11 +3,12 @@
  * results arrive, and read back by `--resume` to find where to go on.
  * @module
  */
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Writable } from 'node:stream';
-import { CSV_COLUMNS, csvField } from '../http/csv.js';
+import { CSV_COLUMNS, csvField, type FormulaEscape } from '../http/csv.js';
 import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
 import { CsvReader } from './csv.js';
 import type { InputRecord, InputShape } from './input.js';
@@ -58,13 +59,20 @@ export interface OutputLayout {
   readonly statusIndex: number;
   /** Add the SMTP transcript (`--trace`). */
   readonly trace: boolean;
+  /** Which CSV cells get the anti-formula `'` (`--formula-escape`). */
+  readonly formulaEscape: FormulaEscape;
 }
 
 /** Result fields of CSV output: the HTTP API's columns except `email`, which the input's columns already hold. */
 const RESULT_FIELDS = CSV_COLUMNS.filter((column) => column !== 'email');
 
 /** Builds the layout of an output for an input of the given shape. */
-export function layoutOf(format: OutputFormat, shape: InputShape, trace: boolean): OutputLayout {
+export function layoutOf(
+  format: OutputFormat,
+  shape: InputShape,
+  trace: boolean,
+  formulaEscape: FormulaEscape,
+): OutputLayout {
   const taken = new Set(shape.columns.map((column) => column.trim().toLowerCase()));
   const extra = [...RESULT_FIELDS, 'error', ...(trace ? ['smtp_transcript'] : [])];
   const named = extra.map((field) => (taken.has(field) ? `mailvet_${field}` : field));
@@ -76,6 +84,7 @@ export function layoutOf(format: OutputFormat, shape: InputShape, trace: boolean
     keyIndex: shape.emailIndex,
     statusIndex: shape.columns.length + RESULT_FIELDS.indexOf('status'),
     trace,
+    formulaEscape,
   };
 }
 
@@ -147,10 +156,10 @@ function jsonRecord(row: OutputRow, layout: OutputLayout): Record<string, unknow
 
 function csvLine(row: OutputRow, layout: OutputLayout): string {
   const fields: (string | number | boolean | null)[] = [...row.record.cells];
-  for (const field of RESULT_FIELDS) fields.push(row.result[field]);
+  for (const field of RESULT_FIELDS) fields.push(row.result[field] ?? null);
   fields.push(row.error);
   if (layout.trace) fields.push(row.result.smtp_transcript?.join('\n') ?? null);
-  return `${fields.map(csvField).join(',')}\r\n`;
+  return `${fields.map((field) => csvField(field, layout.formulaEscape)).join(',')}\r\n`;
 }
 
 /**
@@ -171,7 +180,10 @@ export class ResultWriter {
     this.#layout = layout;
     this.#rows = resumed ?? 0;
     if (resumed === undefined) {
-      if (layout.format === 'csv') this.#buffer = `${layout.header.map(csvField).join(',')}\r\n`;
+      if (layout.format === 'csv') {
+        const cells = layout.header.map((name) => csvField(name, layout.formulaEscape));
+        this.#buffer = `${cells.join(',')}\r\n`;
+      }
       if (layout.format === 'json') this.#buffer = '[\n';
     }
   }
@@ -219,9 +231,33 @@ export interface ResumePoint {
   readonly counts: Record<Status, number>;
   /** Key of the last row (its address cell), to check that the output belongs to this input. */
   readonly lastKey: string | null;
+  /** {@link KeyDigest} of every row's key, in order: the whole written prefix must match the input's. */
+  readonly keysDigest: string;
   /** Byte length to cut the output to: just after its last complete row. */
   readonly cutAt: number;
 }
+
+/**
+ * A running SHA-256 over the keys of rows, in order, with the anti-formula `'` of a CSV cell taken off, so that
+ * `--resume` checks that every row of an output (not only its last) was written for the same input row.
+ */
+export class KeyDigest {
+  readonly #hash = createHash('sha256');
+
+  /** Adds the key of the next row. */
+  add(key: string): void {
+    const plain = key.startsWith("'") && FORMULA_AFTER_QUOTE.test(key) ? key.slice(1) : key;
+    this.#hash.update(plain);
+    this.#hash.update('\n');
+  }
+
+  /** The digest so far, in hex. */
+  digest(): string {
+    return this.#hash.copy().digest('hex');
+  }
+}
+
+const FORMULA_AFTER_QUOTE = /^'[=+\-@\t\r]/;
 
 /** A zero count for every status. */
 export function emptyCounts(): Record<Status, number> {
@@ -249,6 +285,7 @@ async function scanCsv(path: string, layout: OutputLayout): Promise<ResumePoint>
   const counts = emptyCounts();
   let done = 0;
   let lastKey: string | null = null;
+  const keys = new KeyDigest();
   let cutAt = 0;
   let header = true;
   scan: for await (const batch of readLines(createReadStream(path))) {
@@ -277,11 +314,12 @@ async function scanCsv(path: string, layout: OutputLayout): Promise<ResumePoint>
         counts[status]++;
         done++;
         lastKey = record.fields[layout.keyIndex] ?? '';
+        keys.add(lastKey);
         cutAt = record.last.end;
       }
     }
   }
-  return { done, counts, lastKey, cutAt };
+  return { done, counts, lastKey, keysDigest: keys.digest(), cutAt };
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
@@ -299,6 +337,7 @@ async function scanJson(path: string, format: 'json' | 'ndjson'): Promise<Resume
   const counts = emptyCounts();
   let done = 0;
   let lastKey: string | null = null;
+  const keys = new KeyDigest();
   let cutAt = 0;
   let opened = format === 'ndjson';
   scan: for await (const batch of readLines(createReadStream(path))) {
@@ -322,12 +361,13 @@ async function scanJson(path: string, format: 'json' | 'ndjson'): Promise<Resume
       counts[object.status]++;
       done++;
       lastKey = typeof object.email === 'string' ? object.email : '';
+      keys.add(lastKey);
       cutAt = format === 'json' ? line.start + Buffer.byteLength(text) : line.end;
     }
   }
   if (!opened)
     throw new CliError(EXIT.io, `cannot resume: ${path} is not a JSON array written by mailvet bulk`);
-  return { done, counts, lastKey, cutAt };
+  return { done, counts, lastKey, keysDigest: keys.digest(), cutAt };
 }
 
 /**

@@ -19,7 +19,7 @@ function printable(text: string): string {
 }
 
 /**
- * Renders a result as a few aligned lines: the address with its status and score, then sub-status, flags,
+ * Renders a result as a few aligned lines: the address with its status and score, then sub-status, reason, flags,
  * suggestion and MX (with the provider), and the SMTP transcript when there is one.
  * @example
  * renderResult(result, createStyle(false));
@@ -32,6 +32,7 @@ export function renderResult(result: VerificationResult, style: Style): string {
   if (result.normalized !== null && result.normalized !== result.email)
     rows.push(['normalized', result.normalized]);
   rows.push(['sub_status', result.sub_status ?? '-']);
+  if (result.reason !== undefined) rows.push(['reason', result.reason]);
   rows.push(['flags', flagsOf(result)]);
   rows.push(['suggestion', result.did_you_mean ?? '-']);
   const provider = result.smtp_provider === null ? '' : ` (${result.smtp_provider})`;

@@ -2,11 +2,22 @@
  * `mailvet serve [--port --host]`: runs the HTTP API on node:http until Ctrl-C or SIGTERM.
  * @module
  */
+import { BulkJobManager } from '../bulk/manager.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
+import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
-import { integer, optionsUsageError, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
-import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import {
+  integer,
+  optionsUsageError,
+  readSettings,
+  type Sourced,
+  single,
+  VERIFY_FLAGS,
+  verifyOptionsOf,
+} from './config.js';
+import { heloWarning } from './helo.js';
+import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 
 const FLAGS: readonly FlagSpec[] = [
   {
@@ -21,9 +32,36 @@ const FLAGS: readonly FlagSpec[] = [
     value: '<address>',
     description: 'interface to listen on (default 127.0.0.1)',
   },
+  {
+    name: 'greylist-delays',
+    type: 'string',
+    value: '<s,s,...|none>',
+    description: 'greylisting retry delays in seconds (default 60,300,900); none: no retries',
+  },
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
+
+/** Most greylisting retries, and the longest delay in seconds (the manager's bounds). */
+const MAX_RETRIES = 10;
+const MAX_DELAY_S = 86_400;
+
+/** The greylisting delays of `--greylist-delays` / `MAILVET_GREYLIST_DELAYS`, in ms; `undefined` for the default. */
+export function greylistDelaysOf(source: Sourced<string> | undefined): readonly number[] | undefined {
+  if (source === undefined) return undefined;
+  const text = source.value.trim().toLowerCase();
+  if (text === 'none') return [];
+  const parts = text.split(',').map((part) => part.trim());
+  if (
+    parts.length > MAX_RETRIES ||
+    parts.some((part) => !/^\d{1,5}$/.test(part) || Number(part) > MAX_DELAY_S)
+  ) {
+    throw usageError(
+      `${source.label} must be none or at most ${MAX_RETRIES} comma-separated delays of 0-${MAX_DELAY_S} seconds, got ${quote(source.value)}`,
+    );
+  }
+  return parts.map((part) => Number(part) * 1000);
+}
 
 /** Help text of `mailvet serve`. */
 export const SERVE_HELP = `Usage: mailvet serve [flags]
@@ -54,8 +92,27 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
   if (apiKeys.length === 0) throw usageError('serve needs API keys: set MAILVET_API_KEYS=key1,key2');
+  const greylistDelaysMs = greylistDelaysOf(
+    single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
+  );
   const settings = readSettings(args, io.env);
   const built = verifyOptionsOf(settings);
+  let verifier: Verifier;
+  try {
+    verifier = (io.createVerifier ?? createVerifier)(built.options);
+  } catch (error) {
+    built.close();
+    throw optionsUsageError(error) ?? error;
+  }
+  const jobs = new BulkJobManager({
+    verifier,
+    ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
+  });
+  const release = async (): Promise<void> => {
+    await jobs.close();
+    await verifier.dispose();
+    built.close();
+  };
 
   let running: RunningServer;
   try {
@@ -63,7 +120,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       port,
       host,
       apiKeys,
-      verifierOptions: built.options,
+      verifier,
+      jobs,
       logger: {
         error: (message, details) => {
           const reason = details.error instanceof Error ? details.error.message : String(details.error);
@@ -72,7 +130,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       },
     });
   } catch (error) {
-    built.close();
+    await release();
     const usage = optionsUsageError(error);
     if (usage !== undefined) throw usage;
     const code = (error as { code?: unknown } | null)?.code;
@@ -84,6 +142,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           : String(code ?? error);
     throw new CliError(EXIT.io, `cannot listen on ${host}:${port}: ${reason}`, { cause: error });
   }
+  const helo = heloWarning(settings, io.hostname);
+  if (helo !== undefined) await write(io.stderr, helo);
 
   await write(
     io.stdout,
@@ -95,7 +155,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     else io.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await running.close();
-  built.close();
+  await release();
   await write(io.stdout, 'mailvet API stopped\n');
   return EXIT.ok;
 }

@@ -7,6 +7,7 @@ import type { VerificationResult } from '../result.js';
 import { createVerifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import { optionsUsageError, readSettings, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
+import { heloWarning } from './helo.js';
 import { type CliIo, EXIT, usageError, write } from './io.js';
 import { orderedMap } from './pipeline.js';
 import { renderResult } from './render.js';
@@ -57,6 +58,8 @@ export async function runVerify(argv: readonly string[], io: CliIo): Promise<num
     built.close();
     throw optionsUsageError(error) ?? error;
   }
+  const helo = heloWarning(settings, io.hostname);
+  if (helo !== undefined) await write(io.stderr, helo);
   const results: VerificationResult[] = [];
   try {
     const verifications = orderedMap(each(args.positionals), (email) => verifier.verify(email), {

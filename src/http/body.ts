@@ -58,7 +58,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (type === null || !isJsonContentType(type)) {
     throw new HttpError(
       'unsupported_media_type',
-      `the request body must be application/json, not ${type === null ? 'untyped' : JSON.stringify(type.slice(0, 100))}`,
+      `the request body must be application/json (or a list: text/plain, text/csv), not ${type === null ? 'untyped' : JSON.stringify(type.slice(0, 100))}`,
     );
   }
   const bytes = await readBytes(request.body, maxBytes);

@@ -2,13 +2,17 @@
  * The bulk job routes (results are in results-route.ts).
  * @module
  */
+import { checkGreylistDelays } from '../bulk/options.js';
 import type { Job } from '../bulk/types.js';
+import { isMailvetError } from '../errors.js';
 import { readJsonBody } from './body.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
-import { integerParam } from './params.js';
+import { type ListFormat, listFormatOf, readAddressList } from './list-body.js';
+import { integerParam, queryParam } from './params.js';
 import { emptyResponse } from './response.js';
+import { wireJob } from './wire.js';
 
 function objectBody(body: unknown, fields: readonly string[]): Record<string, unknown> {
   if (body === undefined) return {};
@@ -43,18 +47,97 @@ function jobId(context: Context): string {
   return context.params.id as string;
 }
 
-/** `POST /v1/bulk`: `{ name?, emails?, auto_start? }` → 201 with the job and its `Location`. */
-export const createJob: Operation = async (context) => {
-  const { services, request, tenant } = context;
-  const { limits, jobs } = services;
-  const body = objectBody(await readJsonBody(request, limits.maxBodyBytes), ['name', 'emails', 'auto_start']);
-  if (body.name !== undefined && typeof body.name !== 'string') {
-    throw new HttpError('invalid_request', 'name must be a string');
+/** What `POST /v1/bulk` asks for, from a JSON body or from a list body and the query. */
+interface CreateRequest {
+  readonly name: string | undefined;
+  readonly emails: readonly string[] | undefined;
+  readonly autoStart: boolean | undefined;
+  readonly delays: readonly number[] | undefined;
+}
+
+/** Addresses handed to the job manager per call when a list is uploaded. */
+export const LIST_BATCH = 10_000;
+
+async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
+  const { limits } = context.services;
+  const body = objectBody(await readJsonBody(context.request, limits.maxBodyBytes), [
+    'name',
+    'emails',
+    'auto_start',
+    'greylist_retry_delays_ms',
+  ]);
+  let delays: readonly number[] | undefined;
+  if (body.greylist_retry_delays_ms !== undefined) {
+    const checked = checkGreylistDelays(body.greylist_retry_delays_ms);
+    if (typeof checked === 'string')
+      throw new HttpError('invalid_request', `greylist_retry_delays_ms ${checked}`);
+    delays = checked;
+  }
+  if (body.name !== undefined && body.name !== null && typeof body.name !== 'string') {
+    throw new HttpError('invalid_request', 'name must be a string or null');
   }
   if (body.auto_start !== undefined && typeof body.auto_start !== 'boolean') {
     throw new HttpError('invalid_request', 'auto_start must be a boolean');
   }
-  const emails = body.emails === undefined ? undefined : emailsOf(body.emails, limits.maxEmailsPerRequest);
+  return {
+    name: typeof body.name === 'string' ? body.name : undefined,
+    emails: body.emails === undefined ? undefined : emailsOf(body.emails, limits.maxEmailsPerRequest),
+    autoStart: body.auto_start as boolean | undefined,
+    delays,
+  };
+}
+
+async function listCreateRequest(context: Context, format: ListFormat): Promise<CreateRequest> {
+  const { query, request, services } = context;
+  const autoStart = queryParam(query, 'auto_start');
+  if (autoStart !== null && autoStart !== 'true' && autoStart !== 'false') {
+    throw new HttpError('invalid_request', 'auto_start must be true or false');
+  }
+  const emails = await readAddressList(request, format, queryParam(query, 'column') ?? undefined, {
+    maxBytes: services.limits.maxListBytes,
+    maxEmails: services.limits.maxListEmails,
+  });
+  return {
+    name: queryParam(query, 'name') ?? undefined,
+    emails,
+    autoStart: autoStart === null ? undefined : autoStart === 'true',
+    delays: undefined,
+  };
+}
+
+/** Hands `emails` to the job in batches of {@link LIST_BATCH}; an error says how many were added before it. */
+async function addInBatches(
+  context: Context,
+  id: string,
+  emails: readonly string[],
+): Promise<Job | undefined> {
+  let job: Job | undefined;
+  for (let from = 0; from < emails.length; from += LIST_BATCH) {
+    try {
+      job = await context.services.jobs.add(id, emails.slice(from, from + LIST_BATCH), access(context));
+    } catch (error) {
+      if (from === 0 || !isMailvetError(error)) throw error;
+      throw new HttpError(
+        error.code === 'limit_exceeded' ? 'limit_exceeded' : 'conflict',
+        `${error.message} (the first ${from} addresses of the list were added)`,
+      );
+    }
+  }
+  return job;
+}
+
+/**
+ * `POST /v1/bulk` → 201 with the job and its `Location`. The body is JSON `{ name?, emails?, auto_start?,
+ * greylist_retry_delays_ms? }`, or a list (`text/plain`, `text/csv`) with `name`, `auto_start` and `column` in
+ * the query: the whole list is read and checked first, and a list that fails to go in leaves no job behind.
+ */
+export const createJob: Operation = async (context) => {
+  const { services, tenant } = context;
+  const { limits, jobs } = services;
+  const format = listFormatOf(context.request.headers.get('content-type'));
+  const fields =
+    format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
+  const listed = format !== undefined && fields.emails !== undefined;
 
   const owner = tenant ?? '';
   const pending = services.creating;
@@ -70,39 +153,75 @@ export const createJob: Operation = async (context) => {
     }
     job = await jobs.create({
       ...access(context),
-      ...(body.name === undefined ? {} : { name: body.name as string }),
-      ...(emails === undefined ? {} : { emails }),
-      ...(body.auto_start === undefined ? {} : { autoStart: body.auto_start as boolean }),
+      ...(fields.name === undefined ? {} : { name: fields.name }),
+      ...(fields.emails === undefined || listed ? {} : { emails: fields.emails }),
+      ...(listed
+        ? { autoStart: false }
+        : fields.autoStart === undefined
+          ? {}
+          : { autoStart: fields.autoStart }),
+      ...(fields.delays === undefined ? {} : { greylistRetry: { delaysMs: fields.delays } }),
     });
   } finally {
     const left = (pending.get(owner) ?? 1) - 1;
     if (left === 0) pending.delete(owner);
     else pending.set(owner, left);
   }
-  return context.json(201, job, { location: `bulk/${encodeURIComponent(job.id)}` });
+  if (listed) {
+    try {
+      // The response is the job as created, with its addresses and still queued (as the specification shows
+      // it); it starts right after unless auto_start=false.
+      job = (await addInBatches(context, job.id, fields.emails ?? [])) ?? job;
+      if (fields.autoStart !== false) await jobs.start(job.id, access(context));
+    } catch (error) {
+      await jobs.delete(job.id, access(context)).catch(() => undefined);
+      throw error;
+    }
+  }
+  return context.json(201, wireJob(job), { location: `bulk/${encodeURIComponent(job.id)}` });
 };
 
-/** `POST /v1/bulk/{id}/emails`: `{ emails }` → the job. */
+/**
+ * `POST /v1/bulk/{id}/emails` → the job. The body is JSON `{ emails }`, or a list (`text/plain`, `text/csv`
+ * with `column` in the query), read and checked whole before anything is added.
+ */
 export const addEmails: Operation = async (context) => {
   const { limits, jobs } = context.services;
+  const format = listFormatOf(context.request.headers.get('content-type'));
+  if (format !== undefined) {
+    const emails = await readAddressList(
+      context.request,
+      format,
+      queryParam(context.query, 'column') ?? undefined,
+      {
+        maxBytes: limits.maxListBytes,
+        maxEmails: limits.maxListEmails,
+      },
+    );
+    const job =
+      (await addInBatches(context, jobId(context), emails)) ??
+      (await jobs.get(jobId(context), access(context)));
+    if (job === undefined) throw new HttpError('not_found', 'no such job');
+    return context.json(200, wireJob(job));
+  }
   const body = objectBody(await readJsonBody(context.request, limits.maxBodyBytes), ['emails']);
   if (body.emails === undefined) throw new HttpError('invalid_request', 'emails is required');
   const emails = emailsOf(body.emails, limits.maxEmailsPerRequest);
   const job = await jobs.add(jobId(context), emails, access(context));
-  return context.json(200, job);
+  return context.json(200, wireJob(job));
 };
 
 /** `POST /v1/bulk/{id}/start` → the job. */
 export const startJob: Operation = async (context) => {
   const job = await context.services.jobs.start(jobId(context), access(context));
-  return context.json(200, job);
+  return context.json(200, wireJob(job));
 };
 
 /** `GET /v1/bulk/{id}` → the job. */
 export const getJob: Operation = async (context) => {
   const job = await context.services.jobs.get(jobId(context), access(context));
   if (job === undefined) throw new HttpError('not_found', 'no such job');
-  return context.json(200, job);
+  return context.json(200, wireJob(job));
 };
 
 /** `GET /v1/bulk?offset=&limit=` → `{ jobs, offset, limit, total }`, oldest first. */
@@ -110,7 +229,7 @@ export const listJobs: Operation = async (context) => {
   const offset = integerParam(context.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
   const limit = integerParam(context.query, 'limit', JOBS_PAGE.default, 1, JOBS_PAGE.max);
   const { jobs, total } = await context.services.jobs.list({ ...access(context), offset, limit });
-  return context.json(200, { jobs, offset, limit, total });
+  return context.json(200, { jobs: jobs.map(wireJob), offset, limit, total });
 };
 
 /** `DELETE /v1/bulk/{id}` → 204. */

@@ -5,26 +5,56 @@
  */
 import { RESULT_FIELDS, type VerificationResult } from '../result.js';
 
-/** The columns, in order: every field of `VerificationResult` except the optional `smtp_transcript`. */
-export const CSV_COLUMNS = RESULT_FIELDS;
+/**
+ * The columns, in order: every field a `VerificationResult` always has, then `reason` (empty when the result
+ * has none); the optional `smtp_transcript` is left out.
+ */
+export const CSV_COLUMNS = Object.freeze([...RESULT_FIELDS, 'reason'] as const);
+
+/**
+ * When a CSV cell gets a `'` in front so that no spreadsheet evaluates it:
+ * - `always`: every cell starting with `=`, `+`, `-`, `@`, TAB or CR (the OWASP "CSV injection" rule; the
+ *   HTTP API's CSV uses it). The price: `-5.20`, `+44 20 7946 0958` and `@vip` come back as `'-5.20`, ...
+ * - `auto`: only cells a spreadsheet would run as a formula: any starting with `=`, TAB or CR; one starting
+ *   with `+` or `-` unless it is a number or a phone number (digits with spaces, `.`, `,`, `/`, `-` and
+ *   parentheses); one starting with `@` that holds a `(` (`@SUM(A1)`, but not `@vip`).
+ * - `never`: cells are written as they are.
+ */
+export type FormulaEscape = 'auto' | 'always' | 'never';
+
+/** Every {@link FormulaEscape}. */
+export const FORMULA_ESCAPES: readonly FormulaEscape[] = Object.freeze(['auto', 'always', 'never']);
 
 /** Characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection"). */
 const FORMULA_START = /^[=+\-@\t\r]/;
+/** A number or phone number after a sign: `-5.20`, `+44 20 7946 0958`, `+1 (555) 123-4567`, `-1,234.50`. */
+const SIGNED_NUMBER = /^[+-][\d\s.,/()-]*\d[\d\s.,/()-]*$/;
 const NEEDS_QUOTES = /[",\r\n]/;
 
+/** True when `value` gets the anti-formula `'` under `mode` (see {@link FormulaEscape}). */
+export function needsFormulaEscape(value: string, mode: FormulaEscape): boolean {
+  if (mode === 'never' || !FORMULA_START.test(value)) return false;
+  if (mode === 'always') return true;
+  const first = value[0];
+  if (first === '+' || first === '-') return !SIGNED_NUMBER.test(value);
+  if (first === '@') return value.includes('(');
+  return true;
+}
+
 /**
- * One CSV field. `null` is an empty field; numbers and booleans are written as is. A string that starts
- * with `=`, `+`, `-`, `@`, TAB or CR gets a `'` in front, so that no spreadsheet evaluates it (the OWASP
- * rule; the price is that such a value, e.g. the legal address `-a@example.com`, reads `'-a@example.com`);
- * then the field is quoted when it holds `"`, `,`, CR or LF, with inner quotes doubled.
+ * One CSV field. `null` is an empty field; numbers and booleans are written as is. A string that could run
+ * as a formula gets a `'` in front, by `mode` (see {@link FormulaEscape}; `always` by default, under which
+ * the legal address `-a@example.com` reads `'-a@example.com`); then the field is quoted when it holds `"`,
+ * `,`, CR or LF, with inner quotes doubled.
  * @example
  * csvField('=1+1'); // "'=1+1"
+ * csvField('-5.20', 'auto'); // '-5.20'
  * csvField('a,b'); // '"a,b"'
  */
-export function csvField(value: string | number | boolean | null): string {
+export function csvField(value: string | number | boolean | null, mode: FormulaEscape = 'always'): string {
   if (value === null) return '';
   if (typeof value !== 'string') return String(value);
-  const safe = FORMULA_START.test(value) ? `'${value}` : value;
+  const safe = needsFormulaEscape(value, mode) ? `'${value}` : value;
   return NEEDS_QUOTES.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
@@ -35,5 +65,5 @@ export function csvHeader(): string {
 
 /** One result as a row, with its CRLF. */
 export function csvRow(result: VerificationResult): string {
-  return `${CSV_COLUMNS.map((column) => csvField(result[column])).join(',')}\r\n`;
+  return `${CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
 }

@@ -3,8 +3,11 @@
  * response.
  * @module
  */
+
+import type { Job } from '../bulk/types.js';
 import { type ErrorCode, isMailvetError } from '../errors.js';
 import { jsonResponse } from './response.js';
+import { wireJob } from './wire.js';
 
 /**
  * Every error code the HTTP API sends, with its status and the message used when none is given (and always
@@ -23,13 +26,21 @@ export const HTTP_ERRORS = {
     message: 'the webhook URL is refused: it must be https and resolve to public addresses only',
   },
   payload_too_large: { status: 413, message: 'the request body is too large' },
-  unsupported_media_type: { status: 415, message: 'the request body must be application/json' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'the request body must be application/json (or, for address lists, text/plain or text/csv)',
+  },
   rate_limited: {
     status: 429,
     message: 'too many requests; retry after the number of seconds in Retry-After',
   },
   limit_exceeded: { status: 429, message: 'a quota is exhausted' },
   internal_error: { status: 500, message: 'internal error' },
+  body_already_read: {
+    status: 500,
+    message:
+      'the request body was already read by another middleware (a body parser such as express.json()): mount mailvet before any body parser',
+  },
   service_unavailable: { status: 503, message: 'the service is shutting down or unavailable' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
@@ -121,8 +132,8 @@ export function errorResponse(
     code = FROM_ENGINE[error.code] as HttpErrorCode;
     const status = HTTP_ERRORS[code].status;
     message = status < 500 ? error.message : HTTP_ERRORS[code].message;
-    const job = (error as { job?: unknown }).job;
-    if (status === 409 && job !== undefined) fields = { job };
+    const job = (error as { job?: Job }).job;
+    if (status === 409 && job !== undefined) fields = { job: wireJob(job) };
   } else {
     code = 'internal_error';
     message = HTTP_ERRORS[code].message;

@@ -11,7 +11,7 @@
  * @module
  */
 export { API_KEYS_ENV, type Authenticate, bearerKeys } from './auth.js';
-export { CSV_COLUMNS, csvField } from './csv.js';
+export { CSV_COLUMNS, csvField, FORMULA_ESCAPES, type FormulaEscape, needsFormulaEscape } from './csv.js';
 export {
   type ErrorBody,
   errorResponse,
@@ -51,3 +51,4 @@ export { REQUEST_ID_HEADER, type RequestIdGenerator } from './request-id.js';
 export type { Method } from './router.js';
 export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';
 export type { Schema } from './schemas.js';
+export { type WireJob, type WireResult, wireJob, wireResult } from './wire.js';

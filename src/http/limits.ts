@@ -9,8 +9,12 @@ import { OptionsError } from '../errors.js';
 export interface HttpLimits {
   /** Largest request body, in bytes. @default 10485760 (10 MiB) */
   readonly maxBodyBytes?: number;
-  /** Most addresses in one request (`POST /v1/bulk` or `POST /v1/bulk/{id}/emails`). @default 10000 */
+  /** Most addresses in one JSON request (`POST /v1/bulk` or `POST /v1/bulk/{id}/emails`). @default 10000 */
   readonly maxEmailsPerRequest?: number;
+  /** Largest list uploaded as `text/plain` or `text/csv`, in bytes. @default 67108864 (64 MiB) */
+  readonly maxListBytes?: number;
+  /** Most addresses in one uploaded list. @default 1000000 */
+  readonly maxListEmails?: number;
   /** Most jobs one tenant (API key) may hold at once; deleting a job frees its place. @default 100 */
   readonly maxJobsPerKey?: number;
   /** Sustained requests per second per tenant (token bucket); `Infinity` turns rate limiting off. @default 50 */
@@ -23,6 +27,8 @@ export interface HttpLimits {
 export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
   maxBodyBytes: 10 * 1024 * 1024,
   maxEmailsPerRequest: 10_000,
+  maxListBytes: 64 * 1024 * 1024,
+  maxListEmails: 1_000_000,
   maxJobsPerKey: 100,
   requestsPerSecond: 50,
   burst: 100,
@@ -31,8 +37,8 @@ export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
 /** Bounds of `GET /v1/verify?timeout=`, in seconds, and its default. */
 export const VERIFY_TIMEOUT = Object.freeze({ min: 1, max: 60, default: 10 });
 
-/** Paging of `GET /v1/bulk/{id}/results` (JSON): `limit` default and maximum. */
-export const RESULTS_PAGE = Object.freeze({ default: 1000, max: 10_000 });
+/** Paging of `GET /v1/bulk/{id}/results` (JSON): the largest `limit`; without one the whole job is streamed. */
+export const RESULTS_PAGE = Object.freeze({ max: 10_000 });
 
 /** Paging of `GET /v1/bulk`: `limit` default and maximum. */
 export const JOBS_PAGE = Object.freeze({ default: 50, max: 1000 });
@@ -58,6 +64,8 @@ export function resolveLimits(limits: HttpLimits = {}): Readonly<Required<HttpLi
   return Object.freeze({
     maxBodyBytes: positiveInteger(limits, 'maxBodyBytes'),
     maxEmailsPerRequest: positiveInteger(limits, 'maxEmailsPerRequest'),
+    maxListBytes: positiveInteger(limits, 'maxListBytes'),
+    maxListEmails: positiveInteger(limits, 'maxListEmails'),
     maxJobsPerKey: positiveInteger(limits, 'maxJobsPerKey'),
     requestsPerSecond,
     burst: positiveInteger(limits, 'burst'),

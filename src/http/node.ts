@@ -60,6 +60,12 @@ function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
   let open = true;
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      if (req.readableEnded) {
+        // Another middleware (express.json(), say) read the body first: waiting for it would hang for good.
+        controller.error(new HttpError('body_already_read'));
+        open = false;
+        return;
+      }
       req.on('data', (chunk: Buffer) => {
         if (!open) return;
         controller.enqueue(chunk);

@@ -21,6 +21,20 @@ const RATE_HEADERS = {
   'RateLimit-Reset': { $ref: '#/components/headers/RateLimitReset' },
 };
 
+/** The address-list bodies of the bulk routes. */
+const LIST_BODIES = {
+  'text/plain': {
+    schema: { type: 'string', description: 'One address a line (UTF-8); blank lines are skipped.' },
+  },
+  'text/csv': {
+    schema: {
+      type: 'string',
+      description:
+        'RFC 4180 CSV (UTF-8; comma, semicolon or tab) with a header row; the address column is `column`.',
+    },
+  },
+};
+
 function errorResponses(route: Route): Record<string, unknown> {
   const codes = new Set<HttpErrorCode>([
     ...route.errors,
@@ -70,6 +84,7 @@ function operation(route: Route): Record<string, unknown> {
             required: route.requestBody === 'AddEmails',
             content: {
               'application/json': { schema: { $ref: `#/components/schemas/${route.requestBody}` } },
+              ...(route.listBody === true ? LIST_BODIES : {}),
             },
           },
         }),

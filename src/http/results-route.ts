@@ -10,6 +10,7 @@ import { RESULTS_PAGE } from './limits.js';
 import { RESULT_FORMATS, type ResultFormat, resultFormatOf } from './negotiate.js';
 import { booleanParam, integerParam, queryParam } from './params.js';
 import { streamResponse } from './response.js';
+import { wireJob, wireResult } from './wire.js';
 
 /** Positions read from the job store per step of a CSV or NDJSON stream. */
 export const STREAM_CHUNK = 1000;
@@ -35,7 +36,8 @@ function resultStream(
         const count = Math.min(STREAM_CHUNK, end - position);
         const page = await read(position, count);
         position += count;
-        for (const result of page) text += format === 'csv' ? csvRow(result) : `${JSON.stringify(result)}\n`;
+        for (const result of page)
+          text += format === 'csv' ? csvRow(result) : `${JSON.stringify(wireResult(result))}\n`;
       }
       if (text !== '') controller.enqueue(encoder.encode(text));
       text = '';
@@ -45,9 +47,38 @@ function resultStream(
 }
 
 /**
- * The results of a job in input order. JSON: `{ job, offset, limit, next_offset, results }`, `limit`
- * defaulting to {@link RESULTS_PAGE}. CSV and NDJSON: every result from `offset` (or `limit` of them),
- * streamed. Before completion: 409 `job_not_complete` (or `job_failed`) with the job, unless `partial=true`,
+ * Streams the JSON body `{ job, offset, limit: null, next_offset: null, results: [...] }` with every result
+ * from `start`, reading {@link STREAM_CHUNK} positions per pull: the whole job in flat memory.
+ */
+function jsonStream(read: ReadPage, head: Record<string, unknown>, start: number, end: number) {
+  const encoder = new TextEncoder();
+  let position = start;
+  let first = true;
+  let text = `${JSON.stringify(head).slice(0, -1)},"results":[`;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      while (position < end && text.length < 65_536) {
+        const count = Math.min(STREAM_CHUNK, end - position);
+        const page = await read(position, count);
+        position += count;
+        for (const result of page) {
+          text += `${first ? '\n' : ',\n'}${JSON.stringify(wireResult(result))}`;
+          first = false;
+        }
+      }
+      if (position >= end) text += '\n]}\n';
+      controller.enqueue(encoder.encode(text));
+      text = '';
+      if (position >= end) controller.close();
+    },
+  });
+}
+
+/**
+ * The results of a job in input order. JSON: `{ job, offset, limit, next_offset, results }`: without `limit`,
+ * every result from `offset`, streamed (`limit` and `next_offset` are then `null`); with `limit` (at most
+ * {@link RESULTS_PAGE}`.max`), one page and the `next_offset` of the next. CSV and NDJSON: every result from
+ * `offset` (or `limit` of them), streamed. Before completion: 409 `job_not_complete` (or `job_failed`) with the job, unless `partial=true`,
  * which gives the results final so far (positions still in progress are left out).
  */
 export const getJobResults: Operation = async ({
@@ -62,10 +93,10 @@ export const getJobResults: Operation = async ({
   const format: ResultFormat = resultFormatOf(queryParam(query, 'format'), request.headers.get('accept'));
   const partial = booleanParam(query, 'partial');
   const offset = integerParam(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-  const limit =
-    format === 'json'
-      ? integerParam(query, 'limit', RESULTS_PAGE.default, 1, RESULTS_PAGE.max)
-      : integerParam(query, 'limit', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
+  const paged = format === 'json' && queryParam(query, 'limit') !== null;
+  const limit = paged
+    ? integerParam(query, 'limit', RESULTS_PAGE.max, 1, RESULTS_PAGE.max)
+    : integerParam(query, 'limit', Number.MAX_SAFE_INTEGER, 1, Number.MAX_SAFE_INTEGER);
   const id = params.id as string;
   const access = tenant === undefined ? {} : { owner: tenant };
   const job = await services.jobs.get(id, access);
@@ -77,18 +108,26 @@ export const getJobResults: Operation = async ({
       failed
         ? 'the job failed; ask with ?partial=true for the results it produced'
         : `the job is ${job.status} (${job.completed} of ${job.total} done); poll it, or ask with ?partial=true`,
-      { fields: { job } },
+      { fields: { job: wireJob(job) } },
     );
   }
   const read: ReadPage = (from, count) =>
     services.jobs.results(id, { ...access, offset: from, limit: count, partial });
   const vary = { ...headers, vary: 'Accept' };
-  if (format === 'json') {
+  if (paged) {
     const results = await read(offset, limit);
     const next = offset + limit < job.total ? offset + limit : null;
-    return json(200, { job, offset, limit, next_offset: next, results }, { vary: 'Accept' });
+    return json(
+      200,
+      { job: wireJob(job), offset, limit, next_offset: next, results: results.map(wireResult) },
+      { vary: 'Accept' },
+    );
   }
   const end = Math.min(job.total, offset + limit);
+  if (format === 'json') {
+    const head = { job: wireJob(job), offset, limit: null, next_offset: null };
+    return streamResponse(jsonStream(read, head, offset, end), RESULT_FORMATS.json, vary);
+  }
   const disposition =
     format === 'csv'
       ? { 'content-disposition': `attachment; filename="mailvet-${encodeURIComponent(id)}.csv"` }

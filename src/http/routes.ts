@@ -50,12 +50,23 @@ export interface Route {
   readonly parameters?: readonly ParameterDoc[];
   /** Name of the request body schema in `components.schemas`. */
   readonly requestBody?: string;
+  /** The body may also be an address list (`text/plain`, `text/csv`), read as `mailvet bulk` reads files. */
+  readonly listBody?: boolean;
   readonly success: SuccessDoc;
   /** Error codes this route can answer with, besides the ones every authenticated route has. */
   readonly errors: readonly HttpErrorCode[];
 }
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** `?column=` of a CSV list body. */
+const LIST_COLUMN: ParameterDoc = {
+  name: 'column',
+  in: 'query',
+  description:
+    'CSV list bodies only: the header of the address column (default: found by name, as mailvet bulk does).',
+  schema: { type: 'string' },
+};
 
 const JOB_ID: ParameterDoc = {
   name: 'id',
@@ -143,14 +154,37 @@ export const ROUTES: readonly Route[] = [
     operationId: 'createJob',
     auth: true,
     summary: 'Create a bulk job',
-    description: 'With `auto_start` (the default) work begins at once; more addresses may still be added.',
+    description:
+      'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start` and `column` in the query; a list is read whole and checked before the job is made.',
+    parameters: [
+      {
+        name: 'name',
+        in: 'query',
+        description: 'List bodies only: the job name.',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'auto_start',
+        in: 'query',
+        description: 'List bodies only: start at once (default true).',
+        schema: { type: 'boolean', default: true },
+      },
+      LIST_COLUMN,
+    ],
     requestBody: 'CreateJob',
+    listBody: true,
     success: {
       status: 201,
       description: 'The job (status queued).',
       content: { 'application/json': ref('Job') },
     },
-    errors: ['invalid_request', 'payload_too_large', 'unsupported_media_type', 'limit_exceeded'],
+    errors: [
+      'invalid_request',
+      'payload_too_large',
+      'unsupported_media_type',
+      'limit_exceeded',
+      'body_already_read',
+    ],
   },
   {
     method: 'GET',
@@ -188,9 +222,11 @@ export const ROUTES: readonly Route[] = [
     operationId: 'addEmails',
     auth: true,
     summary: 'Add addresses to a job',
-    description: 'Accepted while the job is queued or processing; `total` grows.',
-    parameters: [JOB_ID],
+    description:
+      'Accepted while the job is queued, processing or complete; `total` grows. An add to a complete job reopens it (processing until the new addresses are done). A failed job answers 409 conflict.',
+    parameters: [JOB_ID, LIST_COLUMN],
     requestBody: 'AddEmails',
+    listBody: true,
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
     errors: [
       'invalid_request',
@@ -245,8 +281,8 @@ export const ROUTES: readonly Route[] = [
         name: 'limit',
         in: 'query',
         description:
-          `Most positions to return. JSON: default ${RESULTS_PAGE.default}, at most ${RESULTS_PAGE.max}. ` +
-          'CSV and NDJSON: everything from offset unless given, no maximum.',
+          `Most positions to return. Without it, every result from offset, streamed (JSON: limit and next_offset are then null). ` +
+          `JSON with limit: one page of at most ${RESULTS_PAGE.max}, with next_offset. CSV and NDJSON: no maximum.`,
         schema: { type: 'integer', minimum: 1 },
       },
     ],

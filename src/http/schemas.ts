@@ -23,7 +23,11 @@ export const VERIFICATION_RESULT: Schema = {
       description: 'Canonical `local@ascii-domain`; null when the syntax is invalid.',
     }),
     user: nullable('string', { description: 'The local part.' }),
-    domain: nullable('string', { description: 'The domain, ASCII (punycode), lower case.' }),
+    domain: {
+      type: 'string',
+      description:
+        'The domain, ASCII (punycode), lower case; "" when the input has none (the spec types it as a string).',
+    },
     status: { type: 'string', enum: [...STATUSES], description: 'Headline verdict.' },
     sub_status: {
       type: ['string', 'null'],
@@ -36,8 +40,16 @@ export const VERIFICATION_RESULT: Schema = {
     free: { type: 'boolean' },
     accept_all: { type: 'boolean' },
     did_you_mean: nullable('string', { description: 'Suggested correction of a likely typo.' }),
-    mx_record: nullable('string', { description: 'The mail exchanger used.' }),
+    mx_record: {
+      type: 'string',
+      description: 'The mail exchanger used; "" when none was found or looked up.',
+    },
     smtp_provider: nullable('string', { description: 'Mail provider recognised from the MX hosts.' }),
+    reason: {
+      type: 'string',
+      description:
+        'Why the verdict is what it is, for people (the syntax rule broken, the list matched, the address the SSRF guard refused, the SMTP reply that decided). Present only when known, never for a plain valid; the wording may change, so match on status and sub_status.',
+    },
     smtp_transcript: { type: 'array', items: { type: 'string' }, description: 'Only with the trace option.' },
   },
 };
@@ -61,14 +73,16 @@ export const JOB: Schema = {
     'completed_at',
     'counts',
     'error',
+    'retries',
   ],
   properties: {
     id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$', description: 'Unguessable job id.' },
-    name: nullable('string', { description: 'Name given at creation.' }),
+    name: { type: 'string', description: 'Name given at creation; "" when none was.' },
     status: {
       type: 'string',
       enum: [...JOB_STATUSES],
-      description: 'queued → processing → complete; queued or processing → failed.',
+      description:
+        'queued → processing → complete; queued → complete (started with no address); complete → processing (an add reopens it); queued or processing → failed.',
     },
     total: { type: 'integer', minimum: 0, description: 'Addresses in the job, duplicates included.' },
     completed: {
@@ -85,6 +99,24 @@ export const JOB: Schema = {
     created_at: { type: 'string', format: 'date-time' },
     started_at: timestamp('When processing began'),
     completed_at: timestamp('When the job became complete or failed'),
+    retries: {
+      type: 'object',
+      description: 'Greylisting retries: positions waiting for one, when the next is due, and the schedule.',
+      required: ['waiting', 'next_retry_at', 'delays_ms'],
+      properties: {
+        waiting: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Positions waiting for a retry (not completed).',
+        },
+        next_retry_at: timestamp('When the earliest waiting retry is due'),
+        delays_ms: {
+          type: 'array',
+          items: { type: 'integer', minimum: 0 },
+          description: "The job's retry delays after the 1st, 2nd, ... greylisted answer (milliseconds).",
+        },
+      },
+    },
     counts: {
       type: 'object',
       description: 'Final results per status.',
@@ -125,11 +157,22 @@ export const CREATE_JOB: Schema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: { type: 'string', description: 'A label (short, no control characters; see docs/bulk.md).' },
+    name: {
+      type: ['string', 'null'],
+      description:
+        'A label (short, no control characters; see docs/bulk.md). null is the same as leaving it out.',
+    },
     emails: {
       type: 'array',
       items: { type: 'string' },
       description: 'Addresses to verify; more may be added with POST /v1/bulk/{id}/emails.',
+    },
+    greylist_retry_delays_ms: {
+      type: 'array',
+      maxItems: 10,
+      items: { type: 'integer', minimum: 0, maximum: 86_400_000 },
+      description:
+        "This job's greylisting retries: the delays (ms) after the 1st, 2nd, ... greylisted answer; [] takes a greylisted answer as final. Default: the server's schedule (60000, 300000, 900000 unless configured).",
     },
     auto_start: {
       type: 'boolean',
@@ -159,15 +202,22 @@ export const JOB_LIST: Schema = {
   },
 };
 
-/** A page of results (JSON format). */
+/** The results of a job (JSON format): all of them from `offset`, or one page when `limit` was given. */
 export const RESULTS_PAGE_SCHEMA: Schema = {
   type: 'object',
-  required: ['job', 'offset', 'limit', 'results'],
+  required: ['job', 'offset', 'limit', 'next_offset', 'results'],
   properties: {
     job: { $ref: '#/components/schemas/Job' },
     offset: { type: 'integer', minimum: 0 },
-    limit: { type: 'integer', minimum: 1 },
-    next_offset: { type: ['integer', 'null'], description: 'Offset of the next page; null on the last one.' },
+    limit: {
+      type: ['integer', 'null'],
+      minimum: 1,
+      description: 'The limit asked for; null when none was (every result from offset is in results).',
+    },
+    next_offset: {
+      type: ['integer', 'null'],
+      description: 'Offset of the next page; null on the last one, and when no limit was asked for.',
+    },
     results: { type: 'array', items: { $ref: '#/components/schemas/VerificationResult' } },
   },
 };

@@ -8,6 +8,7 @@ export const SYNTAX_FAILURES = [
   'empty',
   'too_long',
   'forbidden_character',
+  'replacement_character',
   'no_at_sign',
   'local_empty',
   'local_too_long',

@@ -41,6 +41,8 @@ const NON_ASCII = /[^\0-\x7f]/;
 /** CR, LF and NUL can never be part of an address (they would end or split an SMTP command line). */
 const FORBIDDEN = /[\r\n\0]/;
 const CONTROL = /[\0-\x1f\x7f-\x9f]/;
+/** U+FFFD REPLACEMENT CHARACTER: text that went through a broken decoding upstream, never a real address. */
+const REPLACEMENT = '\uFFFD';
 
 /**
  * Checks that `input` is a deliverable address (RFC 5321 envelope syntax, with the stricter rules listed in
@@ -55,6 +57,7 @@ export function parseAddress(input: string, options: SyntaxOptions = {}): Syntax
   // Every UTF-16 code unit is at least one UTF-8 octet: longer input cannot be within the limit.
   if (input.length > MAX_ADDRESS_OCTETS) return invalidWithParts('too_long', input);
   if (FORBIDDEN.test(input)) return invalidWithParts('forbidden_character', input);
+  if (input.includes(REPLACEMENT)) return invalidWithParts('replacement_character', input);
   const at = input.lastIndexOf('@');
   if (at === -1) return invalid('no_at_sign', null, null);
   const rawLocal = input.slice(0, at);

@@ -27,6 +27,7 @@ function record(id: string, patch: Partial<JobRecord> = {}): JobRecord {
     startedAt: 1_700_000_000_000,
     completedAt: null,
     error: null,
+    greylistDelaysMs: [60_000, 300_000],
     ...patch,
   };
 }
@@ -136,9 +137,17 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
             smtp_provider: 'google',
             smtp_transcript: ['220 hi', '250 ok'],
           }),
+          result('r@x.test', {
+            status: 'invalid',
+            sub_status: 'mailbox_not_found',
+            reason: 'mx.x.test [192.0.2.1] answered RCPT TO with 550 5.1.1 no such user',
+          }),
+          result('s@x.test', { status: 'invalid', sub_status: 'mailbox_not_found', reason: '' }),
         ];
-        await store.putResults('j', [0, 1, 2, 3, 4], results);
-        expect(await store.getResults('j', 0, 5)).toEqual(results);
+        await store.putResults('j', [0, 1, 2, 3, 4, 5, 6], results);
+        const read = await store.getResults('j', 0, 7);
+        expect(read).toEqual(results);
+        expect(read[0]).not.toHaveProperty('reason');
       }),
     );
 

@@ -2,10 +2,10 @@
  * Typo suggestions for the domain of an address (`did_you_mean`). See docs/typo.md for the rules.
  * @module
  */
-import { LRUCache } from 'lru-cache';
 import { parse } from 'tldts';
 import { typoData } from '../data/typo.js';
 import { osaDistance } from './distance.js';
+import { GenerationalMemo } from './memo.js';
 
 /** Lists a suggester works from. */
 export interface SuggestLists {
@@ -17,7 +17,10 @@ export interface SuggestLists {
   readonly topLevel?: readonly string[];
   /** Real domains that are never corrected (the targets never are either). @default [] */
   readonly protected?: readonly string[];
-  /** Most domains whose answer is memoised (real lists repeat domains). @default 10000 */
+  /**
+   * Most domains whose answer is memoised (real lists repeat domains; about 100 bytes each, so the default
+   * holds at most ~6.5 MB). @default 65536
+   */
   readonly cacheSize?: number;
 }
 
@@ -39,6 +42,19 @@ interface Target {
   readonly maxEdits: number;
   /** {@link charMask} of the domain. */
   readonly mask: number;
+  /** The domain without its public suffix (`yahoo` in `yahoo.com.br`). */
+  readonly name: string;
+  /** The public suffix (`com.br`). */
+  readonly suffix: string;
+}
+
+/**
+ * A domain split at its public suffix, when that suffix is a real (ICANN) one: a provider's name under a real
+ * suffix is that provider's regional domain, not a typo of the same name under another country's suffix.
+ */
+interface RegionalSplit {
+  readonly name: string;
+  readonly suffix: string;
 }
 
 /** Everything a suggester looks up, shared between a suggester and its extensions. */
@@ -47,6 +63,16 @@ interface Index {
   /** Targets by length, for pruning: `byLength[n]` holds the targets of length n, by rank. */
   readonly byLength: readonly (readonly Target[] | undefined)[];
   readonly targetSet: ReadonlySet<string>;
+  /**
+   * Targets by their text with the dot before a listed ending left out (`gmailcom` for `gmail.com`), for the
+   * left-out-dot slip; an ending earlier in `topLevel` wins.
+   */
+  readonly joined: ReadonlyMap<string, string>;
+  /**
+   * The doubled-letter variants of three-letter provider names (`aoll.com`, `msnn.com`, `gmxx.de`), which the
+   * edit distance may not touch (every other one-edit variant of `aol` is somebody's real domain).
+   */
+  readonly doubled: ReadonlyMap<string, string>;
   readonly isKnown: (domain: string) => boolean;
   readonly secondLevel: readonly string[];
   readonly secondLevelSet: ReadonlySet<string>;
@@ -66,6 +92,14 @@ const PARSE = {
 const MAX_DOMAIN = 253;
 /** The most edits any target tolerates, bonus included: bounds the lengths worth comparing. */
 const MAX_EDITS = 3;
+/**
+ * Suffixes a real regional suffix may still be corrected to, because they are what a near miss of them almost
+ * always meant (`gmail.co`, `gmail.cm`, `gmail.om` are slips of `.com`). Any other change of suffix alone
+ * (`hotmail.com.tr` to `hotmail.com.br`, `live.in` to `live.it`) would move the address to another country.
+ */
+const GENERIC_SUFFIXES: ReadonlySet<string> = new Set(['com', 'net', 'org']);
+/** Length of the provider names whose only correction is a doubled letter (`aol`, `msn`, `gmx`, `web`). */
+const SHORT_NAME = 3;
 
 /**
  * Edits tolerated by a target, from the length of its name label (`gmail` in `gmail.com`): none for
@@ -77,6 +111,16 @@ const MAX_EDITS = 3;
  */
 export function editsFor(nameLength: number): number {
   return nameLength <= 3 ? 0 : nameLength <= 8 ? 1 : 2;
+}
+
+/** Whether correcting a domain split as `from` to `target` only swaps one real suffix for a regional one. */
+function swapsRegion(from: RegionalSplit | null, target: Target): boolean {
+  return (
+    from !== null &&
+    from.name === target.name &&
+    from.suffix !== target.suffix &&
+    !GENERIC_SUFFIXES.has(target.suffix)
+  );
 }
 
 function nameLabel(domain: string): string {
@@ -110,7 +154,7 @@ function normalize(domain: string): string {
 
 function buildIndex(
   targets: readonly Target[],
-  base: Omit<Index, 'targets' | 'byLength' | 'targetSet'>,
+  base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'joined' | 'doubled'>,
 ): Index {
   const byLength: Target[][] = [];
   for (const target of targets) {
@@ -118,7 +162,26 @@ function buildIndex(
     if (bucket === undefined) byLength[target.domain.length] = [target];
     else bucket.push(target);
   }
-  return { ...base, targets, byLength, targetSet: new Set(targets.map((target) => target.domain)) };
+  const joined = new Map<string, string>();
+  for (const ending of base.topLevel) {
+    for (const { domain } of targets) {
+      const head = domain.length - ending.length - 1;
+      // At least two characters before the ending, as a typed name that merely is the ending is no slip.
+      if (head < 2 || domain[head] !== '.' || !domain.endsWith(ending)) continue;
+      const key = `${domain.slice(0, head)}${ending}`;
+      if (!joined.has(key)) joined.set(key, domain);
+    }
+  }
+  const doubled = new Map<string, string>();
+  for (const { domain, name, suffix } of targets) {
+    if (name.length !== SHORT_NAME || !/^[a-z]+$/.test(name)) continue;
+    for (let i = 0; i < name.length; i++) {
+      const variant = `${name.slice(0, i + 1)}${name.slice(i)}.${suffix}`;
+      if (!base.isKnown(variant) && !doubled.has(variant)) doubled.set(variant, domain);
+    }
+  }
+  const targetSet = new Set(targets.map((target) => target.domain));
+  return { ...base, targets, byLength, targetSet, joined, doubled };
 }
 
 function targetsOf(domains: readonly string[], firstRank: number): Target[] {
@@ -129,7 +192,11 @@ function targetsOf(domains: readonly string[], firstRank: number): Target[] {
     if (domain === '' || !domain.includes('.') || domain.length > MAX_DOMAIN || seen.has(domain)) continue;
     seen.add(domain);
     const maxEdits = editsFor(nameLabel(domain).length);
-    targets.push({ domain, rank: firstRank + targets.length, maxEdits, mask: charMask(domain) });
+    const info = parse(domain, PARSE);
+    const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
+    const name = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
+    const rank = firstRank + targets.length;
+    targets.push({ domain, rank, maxEdits, mask: charMask(domain), name, suffix });
   }
   return targets;
 }
@@ -155,8 +222,16 @@ export function closestMatch(input: string, candidates: readonly string[], maxEd
   return best;
 }
 
-/** The best target within its tolerance (plus `bonus`) of `domain`, by distance then rank. */
-function closestTarget(index: Index, domain: string, bonus: number): string | null {
+/**
+ * The best target within its tolerance (plus `bonus`) of `domain`, by distance then rank, never one that
+ * only swaps the real suffix of `region` for another country's.
+ */
+function closestTarget(
+  index: Index,
+  domain: string,
+  bonus: number,
+  region: RegionalSplit | null,
+): string | null {
   let best: Target | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
   const length = domain.length;
@@ -169,7 +244,8 @@ function closestTarget(index: Index, domain: string, bonus: number): string | nu
     const gap = Math.abs(size - length);
     for (const target of bucket) {
       const allowed = Math.min(target.maxEdits + bonus, bestDistance);
-      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed) continue;
+      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed || swapsRegion(region, target))
+        continue;
       const distance = osaDistance(domain, target.domain, allowed);
       if (distance > allowed) continue;
       if (
@@ -205,14 +281,15 @@ function closestSecondLevel(index: Index, name: string): string | null {
  * is a listed one (`yajoo.com` -> `yahoo.com`); an exact provider name followed by an unlisted suffix gets
  * the closest listed suffix (`hotmail.co` -> `hotmail.com`).
  */
-function secondLevelFix(index: Index, head: string, suffix: string): string | null {
+function secondLevelFix(index: Index, head: string, suffix: string, realSuffix: boolean): string | null {
   const dot = head.lastIndexOf('.');
   const prefix = head.slice(0, dot + 1);
   const name = head.slice(dot + 1);
   if (index.secondLevelSet.has(name)) {
     if (index.topLevelSet.has(suffix)) return null;
     const closest = closestMatch(suffix, index.topLevel, 1);
-    return closest === null ? null : `${prefix}${name}.${closest}`;
+    if (closest === null || (realSuffix && !GENERIC_SUFFIXES.has(closest))) return null;
+    return `${prefix}${name}.${closest}`;
   }
   const provider = closestSecondLevel(index, name);
   if (provider === null) return null;
@@ -227,21 +304,22 @@ function secondLevelFix(index: Index, head: string, suffix: string): string | nu
  */
 function slipFix(index: Index, domain: string, name: string, suffix: string): string | null {
   const last = domain.lastIndexOf('.');
-  const rest = domain.slice(0, last);
-  if (rest.endsWith(domain.slice(last)) && index.targetSet.has(rest)) return rest;
-  if (domain !== `${name}.${suffix}`) return null;
-  for (const ending of index.topLevel) {
-    if (name.length <= ending.length + 1 || !name.endsWith(ending)) continue;
-    const candidate = `${name.slice(0, -ending.length)}.${ending}`;
-    if (index.targetSet.has(candidate)) return candidate;
+  const ending = domain.slice(last); // '.com'
+  if (domain.endsWith(ending, last)) {
+    const rest = domain.slice(0, last);
+    if (index.targetSet.has(rest)) return rest;
   }
-  return null;
+  // `domain` is exactly `name.suffix` (no subdomain): the left-out dot is in `name`.
+  const whole = domain.length === name.length + 1 + suffix.length && domain.charCodeAt(name.length) === 46;
+  return whole ? (index.joined.get(name) ?? null) : null;
 }
 
 /** The suggestion for a normalised domain, uncached. */
 function compute(index: Index, domain: string): string | null {
   if (domain.length === 0 || domain.length > MAX_DOMAIN || !domain.includes('.')) return null;
   if (index.isKnown(domain)) return null;
+  const doubled = index.doubled.get(domain);
+  if (doubled !== undefined) return doubled;
   const info = parse(domain, PARSE);
   const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
   const slip = slipFix(index, domain, info.domainWithoutSuffix ?? '', suffix);
@@ -250,20 +328,21 @@ function compute(index: Index, domain: string): string | null {
   if (info.domain !== null && info.domain !== domain && index.isKnown(info.domain)) return null;
   // An ending that is no public suffix cannot receive mail: one more edit is then worth suggesting.
   const realSuffix = info.isIcann === true;
-  const direct = closestTarget(index, domain, realSuffix ? 0 : 1);
+  const region = realSuffix ? { name: info.domainWithoutSuffix ?? '', suffix } : null;
+  const direct = closestTarget(index, domain, realSuffix ? 0 : 1, region);
   if (direct !== null) return direct;
   const head = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
   if (head === '' || head.endsWith('.')) return null;
-  if (realSuffix) return secondLevelFix(index, head, suffix);
+  if (realSuffix) return secondLevelFix(index, head, suffix, true);
   const fixedSuffix = closestMatch(suffix, index.topLevel, 1);
   if (fixedSuffix === null) return null;
   const fixed = `${head}.${fixedSuffix}`;
   if (index.isKnown(fixed)) return fixed;
-  return closestTarget(index, fixed, 0) ?? secondLevelFix(index, head, fixedSuffix) ?? fixed;
+  return closestTarget(index, fixed, 0, null) ?? secondLevelFix(index, head, fixedSuffix, false) ?? fixed;
 }
 
 function suggesterOf(index: Index): DomainSuggester {
-  const memo = new LRUCache<string, string>({ max: index.cacheSize });
+  const memo = new GenerationalMemo<string>(index.cacheSize);
   const suggester: DomainSuggester = {
     suggest(domain) {
       if (typeof domain !== 'string' || domain.length > MAX_DOMAIN + 2) return null;
@@ -314,7 +393,7 @@ function namesOf(
  * suggester.suggest('example.cmo'); // 'example.com'
  */
 export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
-  const cacheSize = lists.cacheSize ?? 10_000;
+  const cacheSize = lists.cacheSize ?? 65_536;
   if (!Number.isInteger(cacheSize) || cacheSize < 1)
     throw new RangeError('cacheSize must be a positive integer');
   const targets = targetsOf(lists.domains, 0);

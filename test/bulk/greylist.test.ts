@@ -139,3 +139,62 @@ describe('BulkJobManager: greylisting', () => {
     await jobs.close();
   });
 });
+
+describe('BulkJobManager: greylisting, per job and visible in the job', () => {
+  it('shows the positions waiting for a retry and when the next is due', async () => {
+    const clock = new FakeClock();
+    const verifier = greylisting({ 'g@x.example': 1, 'h@x.example': 1 });
+    const jobs = new BulkJobManager({ verifier, clock, greylistRetry: { delaysMs: [1000, 5000] } });
+    const job = await jobs.create({ emails: ['g@x.example', 'h@x.example', 'v@y.example'] });
+    expect(job.retries).toEqual({ waiting: 0, next_retry_at: null, delays_ms: [1000, 5000] });
+    await settle();
+    const waiting = await jobs.get(job.id);
+    expect(waiting).toMatchObject({ status: 'processing', completed: 1 });
+    expect(waiting?.retries).toEqual({
+      waiting: 2,
+      next_retry_at: new Date(clock.now() + 1000).toISOString(),
+      delays_ms: [1000, 5000],
+    });
+    clock.advance(1000);
+    await settle();
+    expect(await jobs.get(job.id)).toMatchObject({
+      status: 'complete',
+      retries: { waiting: 0, next_retry_at: null },
+    });
+    await jobs.close();
+  });
+
+  it("takes a job's own schedule over the manager's; [] makes a greylisted answer final at once", async () => {
+    const clock = new FakeClock();
+    const verifier = greylisting({ 'g@x.example': 5, 'h@x.example': 5 });
+    const jobs = new BulkJobManager({ verifier, clock, greylistRetry: { delaysMs: [60_000] } });
+    const none = await jobs.create({ emails: ['g@x.example'], greylistRetry: { delaysMs: [] } });
+    const short = await jobs.create({ emails: ['h@x.example'], greylistRetry: { delaysMs: [10] } });
+    await settle();
+    expect(await jobs.get(none.id)).toMatchObject({ status: 'complete', counts: { unknown: 1 } });
+    expect((await jobs.results(none.id))[0]?.sub_status).toBe('greylisted');
+    expect((await jobs.get(short.id))?.retries).toMatchObject({ waiting: 1, delays_ms: [10] });
+    clock.advance(10);
+    await settle();
+    expect(await jobs.get(short.id)).toMatchObject({ status: 'complete', counts: { unknown: 1 } });
+    expect(verifier.calls.filter((email) => email === 'h@x.example')).toHaveLength(2);
+    await jobs.close();
+  });
+
+  it.each([
+    [{ delaysMs: [-1] }, 'greylistRetry.delaysMs'],
+    [{ delaysMs: [1.5] }, 'greylistRetry.delaysMs'],
+    [{ delaysMs: new Array(11).fill(1) }, 'greylistRetry.delaysMs'],
+    [{ delaysMs: [86_400_001] }, 'greylistRetry.delaysMs'],
+    [{ delaysMs: '60' }, 'greylistRetry.delaysMs'],
+    [{ delays: [1] }, 'greylistRetry.delays'],
+    [null, 'greylistRetry'],
+  ])('refuses the schedule %j naming %s', async (greylistRetry, field) => {
+    const jobs = new BulkJobManager({ verifier: greylisting({}) });
+    await expect(jobs.create({ greylistRetry } as never)).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining(field),
+    });
+    await jobs.close();
+  });
+});

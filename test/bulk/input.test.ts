@@ -26,7 +26,7 @@ describe('BulkJobManager: limits', () => {
     expect(error).toBeInstanceOf(LimitError);
     expect(error).toMatchObject({ code: 'limit_exceeded', limit: 'maxJobs', max: 2 });
     await jobs.delete(first.id);
-    await expect(jobs.create()).resolves.toMatchObject({ status: 'queued' });
+    await expect(jobs.create()).resolves.toMatchObject({ status: 'queued', total: 0 });
     await jobs.close();
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
-import { JOB_STATUSES, type Job, type JobStatus } from '../../src/bulk/types.js';
+import { memoryJobStore } from '../../src/bulk/memory-store.js';
+import { JOB_STATUSES, type Job, type JobStatus, type JobStore } from '../../src/bulk/types.js';
 import { isMailvetError } from '../../src/errors.js';
 import {
   addresses,
@@ -78,14 +79,26 @@ describe('BulkJobManager: states and transitions', () => {
     await jobs.close();
   });
 
-  it('a job with no addresses stays queued, started or not, until it gets some', async () => {
+  it('a started job with no addresses is complete at once (polling ends), and an add reopens it', async () => {
     const jobs = new BulkJobManager({ verifier: instantVerifier() });
-    const job = await jobs.create({ name: 'empty' });
-    expect(await jobs.start(job.id)).toMatchObject({ status: 'queued', total: 0, progress: 0 });
-    await settle();
-    expect(statusOf(await jobs.get(job.id))).toBe('queued');
-    await jobs.add(job.id, ['a@x.example']);
-    await until(async () => statusOf(await jobs.get(job.id)) === 'complete');
+    const completions: Job[] = [];
+    jobs.on('complete', (done) => completions.push(done));
+    const empty = await jobs.create({ name: 'empty' });
+    expect(empty).toMatchObject({ status: 'queued', total: 0, progress: 0 }); // as created
+    const polled = await jobs.get(empty.id);
+    expect(polled).toMatchObject({ status: 'complete', total: 0, progress: 0 });
+    expect(polled?.started_at).not.toBeNull();
+    expect(polled?.completed_at).not.toBeNull();
+    const waiting = await jobs.create({ name: 'waiting', autoStart: false });
+    expect(waiting.status).toBe('queued');
+    expect(await jobs.start(waiting.id)).toMatchObject({ status: 'complete', total: 0 });
+    expect(completions.map((job) => job.id)).toEqual([empty.id, waiting.id]);
+    const reopened = await jobs.add(empty.id, ['a@x.example']);
+    expect(reopened.total).toBe(1);
+    expect(['processing', 'complete']).toContain(reopened.status); // the instant verifier may be done already
+    await until(async () => statusOf(await jobs.get(empty.id)) === 'complete');
+    expect(await jobs.results(empty.id)).toHaveLength(1);
+    expect(completions.map((job) => job.id)).toEqual([empty.id, waiting.id, empty.id]);
     await jobs.close();
   });
 
@@ -104,14 +117,52 @@ describe('BulkJobManager: states and transitions', () => {
     await jobs.close();
   });
 
-  it('complete and failed are final: add and start throw job_finished', async () => {
-    const jobs = new BulkJobManager({ verifier: instantVerifier() });
+  it('an add reopens a complete job: processing until the new addresses are final, never complete before', async () => {
+    const verifier = manualVerifier();
+    const jobs = new BulkJobManager({ verifier });
     const job = await jobs.create({ emails: ['a@x.example'] });
+    await settle();
+    verifier.held.shift()!.resolve();
     await until(async () => statusOf(await jobs.get(job.id)) === 'complete');
-    expect(await codeOf(jobs.add(job.id, ['b@x.example']))).toBe('job_finished');
-    expect(await codeOf(jobs.start(job.id))).toBe('job_finished');
-    expect(await jobs.get(job.id)).toMatchObject({ status: 'complete', total: 1 });
+    const firstCompletion = (await jobs.get(job.id))!.completed_at;
+    const reopened = await jobs.add(job.id, ['b@x.example', 'a@x.example']);
+    expect(reopened).toMatchObject({ status: 'processing', total: 3, completed: 1, completed_at: null });
+    expect(reopened.started_at).not.toBeNull();
+    await settle();
+    expect(await jobs.get(job.id)).toMatchObject({ status: 'processing', completed: 1 });
+    expect(await codeOf(jobs.results(job.id))).toBe('job_not_complete');
+    await verifier.releaseAll();
+    await until(async () => statusOf(await jobs.get(job.id)) === 'complete');
+    const done = (await jobs.get(job.id))!;
+    expect(done).toMatchObject({ total: 3, completed: 3 });
+    expect(done.completed_at).not.toBeNull();
+    expect(firstCompletion).not.toBeNull();
+    expect((await jobs.results(job.id)).map((result) => result.email)).toEqual([
+      'a@x.example',
+      'b@x.example',
+      'a@x.example',
+    ]);
+    expect(await jobs.start(job.id)).toMatchObject({ status: 'complete' }); // start is idempotent
     await jobs.close();
+  });
+
+  it('failed is final: add and start throw job_finished', async () => {
+    const inner = memoryJobStore();
+    const store: JobStore = {
+      saveJob: (record) => inner.saveJob(record),
+      putResults: () => {
+        throw new Error('disk full');
+      },
+      getResults: (id, offset, limit) => inner.getResults(id, offset, limit),
+      deleteJob: (id) => inner.deleteJob(id),
+    };
+    const open = new BulkJobManager({ verifier: instantVerifier(), store });
+    const broken = await open.create({ emails: ['a@x.example'] });
+    await until(async () => statusOf(await open.get(broken.id)) === 'failed');
+    expect(await codeOf(open.add(broken.id, ['b@x.example']))).toBe('job_finished');
+    expect(await codeOf(open.start(broken.id))).toBe('job_finished');
+    expect(await open.get(broken.id)).toMatchObject({ status: 'failed', total: 1 });
+    await open.close();
   });
 
   it('queued → failed and processing → failed on close(); no state outside the four', async () => {

@@ -4,6 +4,7 @@ import type { AddressParts, CheckState } from '../../src/checks/types.js';
 import { typoCheck } from '../../src/checks/typo.js';
 import { resolveOptions, type VerifyOptions } from '../../src/options.js';
 import type { VerifierRuntime } from '../../src/runtime.js';
+import { verify } from '../../src/verifier.js';
 
 /** The typo check is offline: any use of the runtime (resolver, transport, clock) fails the test. */
 const NO_RUNTIME = new Proxy(
@@ -97,5 +98,35 @@ describe('typoCheck', () => {
     expect(suggestionFor('jane@gmial.com', { lists: { free: { remove: ['gmail.com'] } } })).toBe(
       'jane@gmail.com',
     );
+  });
+});
+
+describe('typoCheck after a failed syntax check', () => {
+  it.each([
+    ['user@yahoo.co.k', 'user@yahoo.co.uk'],
+    ['a@gmx.d', 'a@gmx.de'],
+    ['bob@comcast.ne5', 'bob@comcast.net'],
+    ['jane@gmail..com', 'jane@gmail.com'],
+  ])('suggests a fix for %s, whose domain is a near miss of a known one', async (email, expected) => {
+    const result = await verify(email, { dns: false, smtp: false });
+    expect(result).toMatchObject({ status: 'invalid', sub_status: 'failed_syntax_check' });
+    expect(result.did_you_mean).toBe(expected);
+  });
+
+  it.each([
+    'jo hn@gmial.com', // the local part is the problem: the fixed address would still fail
+    'a@b',
+    'nobody',
+    '\uFFFD@gmail.co',
+    `a@${'x'.repeat(300)}.com`,
+  ])('suggests nothing for %j', async (email) => {
+    const result = await verify(email, { dns: false, smtp: false });
+    expect(result.status).toBe('invalid');
+    expect(result.did_you_mean).toBeNull();
+  });
+
+  it('does not run when disabled', async () => {
+    const result = await verify('user@yahoo.co.k', { dns: false, smtp: false, disableChecks: ['typo'] });
+    expect(result.did_you_mean).toBeNull();
   });
 });

@@ -64,6 +64,10 @@ describe('parseArgs', () => {
     expect(usage(() => parseArgs(['--timout', '5'], SPECS, 'mailvet test'))).toBe(
       'unknown flag "--timout" for "mailvet test" (did you mean --timeout?); see mailvet test --help',
     );
+    // A swap of two letters is one edit (the typo engine's distance), so it is suggested too.
+    expect(usage(() => parseArgs(['--tiemout', '5'], SPECS, 'mailvet test'))).toContain(
+      'did you mean --timeout?',
+    );
     expect(usage(() => parseArgs(['--zzzzzzzz'], SPECS, 'mailvet test'))).not.toContain('did you mean');
     expect(usage(() => parseArgs(['-x'], SPECS, 'mailvet test'))).toContain('"-x"');
   });

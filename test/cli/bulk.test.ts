@@ -28,6 +28,7 @@ const RESULT_COLUMNS = [
   'did_you_mean',
   'mx_record',
   'smtp_provider',
+  'reason',
   'error',
 ];
 
@@ -95,6 +96,36 @@ describe('mailvet bulk: CSV in, CSV out', () => {
     const rows = parseCsv(run.stdout);
     expect(rows[0]?.slice(0, 3)).toEqual(['work', 'home', 'normalized']);
     expect(rows[1]?.slice(0, 3)).toEqual(['w@example.com', 'h@example.com', 'h@example.com']);
+  });
+
+  it('keeps pass-through cells byte for byte unless they would run as a formula (--formula-escape)', async () => {
+    const cells = [
+      '+44 20 7946 0958',
+      '-5.20',
+      '@vip',
+      '+1 (555) 123-4567',
+      '=HYPERLINK("http://x.example")',
+      '+A1',
+      '@SUM(A1)',
+      "-2+3+cmd|' /C calc'!A0",
+    ];
+    const input = await file(
+      'formula.csv',
+      `email,note\n${cells.map((cell) => `a@example.com,"${cell.replaceAll('"', '""')}"`).join('\n')}\n`,
+    );
+    const notes = async (extra: string[]) => {
+      const run = await runCli(['bulk', input, '--no-dns', ...extra]);
+      expect(run.code).toBe(EXIT.ok);
+      return parseCsv(run.stdout)
+        .slice(1)
+        .map((row) => row[1]);
+    };
+    const quoted = (cell: string) => `'${cell}`;
+    const byAuto = [...cells.slice(0, 4), ...cells.slice(4).map(quoted)];
+    expect(await notes([])).toEqual(byAuto);
+    expect(await notes(['--formula-escape', 'auto'])).toEqual(byAuto);
+    expect(await notes(['--formula-escape', 'always'])).toEqual(cells.map(quoted));
+    expect(await notes(['--formula-escape', 'never'])).toEqual(cells);
   });
 
   it('reports malformed rows as rows with an error, and goes on', async () => {
@@ -218,6 +249,14 @@ describe('mailvet bulk: errors', () => {
       [['bulk', input, 'other.csv'], 'bulk takes one input, got 2; use -o for the output'],
       [['bulk', input, '--resume'], '--resume needs an output file: -o <file>'],
       [['bulk', input, '-o', input], 'the output file must not be the input file'],
+      [
+        ['bulk', input, '--formula-escape', 'sometimes'],
+        '--formula-escape must be auto, always or never, not "sometimes"',
+      ],
+      [
+        ['bulk', input, '--formula-escape', '\u202e'],
+        '--formula-escape must be auto, always or never, not "\u202e"',
+      ],
       [['bulk', input], `no email column in the header of ${input} ("first", "last"); name it with --column`],
       [
         ['bulk', input, '--column', 'mail'],
@@ -373,6 +412,28 @@ describe('mailvet bulk: Ctrl-C and --resume', () => {
     expect(columns.stderr).toBe(
       `mailvet: cannot resume: ${out} was written for other columns; remove it or pick another -o\n`,
     );
+  });
+
+  it('refuses to resume when an earlier row differs, even if the last one matches (the whole prefix is checked)', async () => {
+    const first = await file('first.txt', 'a@example.com\nb@example.com\nc@example.com\nd@example.com\n');
+    const edited = await file('edited.txt', 'a@example.com\nX@example.com\nc@example.com\nd@example.com\n');
+    for (const extension of ['csv', 'ndjson']) {
+      const out = dir.file(`prefix.${extension}`);
+      await runCli(['bulk', first, '-o', out, '--no-dns']);
+      const lines = (await readFile(out, 'utf8')).split(extension === 'csv' ? '\r\n' : '\n');
+      const keep = extension === 'csv' ? 4 : 3; // header + 3 rows, or 3 rows
+      await writeFile(
+        out,
+        `${lines.slice(0, keep).join(extension === 'csv' ? '\r\n' : '\n')}${extension === 'csv' ? '\r\n' : '\n'}`,
+      );
+      const run = await runCli(['bulk', edited, '-o', out, '--no-dns', '--resume']);
+      expect(run.code, extension).toBe(EXIT.io);
+      expect(run.stderr).toBe(
+        `mailvet: cannot resume: the 3 rows of ${out} were not written for the first 3 rows of ${edited} (their addresses differ); remove ${out} or pick another -o\n`,
+      );
+      const same = await runCli(['bulk', first, '-o', out, '--no-dns', '--resume']);
+      expect(same.code, extension).toBe(EXIT.ok);
+    }
   });
 
   it('rejects an output inside a directory it cannot create', async () => {

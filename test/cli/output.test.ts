@@ -97,7 +97,7 @@ describe('formatOf', () => {
 
 describe('layoutOf', () => {
   it('puts the input columns first and prefixes result columns whose names are taken', () => {
-    const layout = layoutOf('csv', CSV_SHAPE, false);
+    const layout = layoutOf('csv', CSV_SHAPE, false, 'always');
     expect(layout.header).toEqual([
       'name',
       'email',
@@ -115,17 +115,21 @@ describe('layoutOf', () => {
       'did_you_mean',
       'mx_record',
       'smtp_provider',
+      'reason',
       'error',
     ]);
     expect(layout.header[layout.statusIndex]).toBe('mailvet_status');
-    expect(layoutOf('csv', TEXT_SHAPE, true).header.slice(-2)).toEqual(['error', 'smtp_transcript']);
+    expect(layoutOf('csv', TEXT_SHAPE, true, 'always').header.slice(-2)).toEqual([
+      'error',
+      'smtp_transcript',
+    ]);
   });
 });
 
 describe('ResultWriter', () => {
   it('writes CSV rows: input cells, result fields, error, RFC 4180 quoting, formula-safe', async () => {
     const sink = memorySink();
-    const writer = new ResultWriter(sink, layoutOf('csv', CSV_SHAPE, false), undefined);
+    const writer = new ResultWriter(sink, layoutOf('csv', CSV_SHAPE, false, 'always'), undefined);
     await writer.add(row(CSV_SHAPE, ['Doe, Jane', 'jane@x.test', 'lead'], 'valid'));
     await writer.add(
       row(
@@ -138,13 +142,13 @@ describe('ResultWriter', () => {
     await writer.finish();
     const lines = sink.text.split('\r\n');
     expect(lines[0]).toBe(
-      'name,email,status,normalized,user,domain,mailvet_status,sub_status,score,disposable,role,free,accept_all,did_you_mean,mx_record,smtp_provider,error',
+      'name,email,status,normalized,user,domain,mailvet_status,sub_status,score,disposable,role,free,accept_all,did_you_mean,mx_record,smtp_provider,reason,error',
     );
     expect(lines[1]).toBe(
-      '"Doe, Jane",jane@x.test,lead,jane@x.test,u,x.test,valid,,100,false,false,true,false,,,,',
+      '"Doe, Jane",jane@x.test,lead,jane@x.test,u,x.test,valid,,100,false,false,true,false,,,,,',
     );
     expect(lines[2]).toBe(
-      `'=cmd(),"""bad""x",,,u,x.test,invalid,failed_syntax_check,0,false,false,true,false,,,,"malformed CSV row at line 3: ""x"" after a closing quote"`,
+      `'=cmd(),"""bad""x",,,u,x.test,invalid,failed_syntax_check,0,false,false,true,false,,,,,"malformed CSV row at line 3: ""x"" after a closing quote"`,
     );
     expect(lines[3]).toBe('');
     expect(sink.closed).toBe(true);
@@ -152,7 +156,7 @@ describe('ResultWriter', () => {
 
   it('writes NDJSON with the input columns of a CSV and the error of a bad row', async () => {
     const sink = memorySink();
-    const writer = new ResultWriter(sink, layoutOf('ndjson', CSV_SHAPE, false), undefined);
+    const writer = new ResultWriter(sink, layoutOf('ndjson', CSV_SHAPE, false, 'always'), undefined);
     await writer.add(row(CSV_SHAPE, ['Jane', 'jane@x.test', 'lead'], 'valid'));
     await writer.add(row(CSV_SHAPE, ['', 'oops', ''], 'invalid', 'bad row'));
     await writer.finish();
@@ -168,7 +172,7 @@ describe('ResultWriter', () => {
   it('writes a JSON array with one object a line, valid with zero, one or many rows', async () => {
     for (const count of [0, 1, 3]) {
       const sink = memorySink();
-      const writer = new ResultWriter(sink, layoutOf('json', TEXT_SHAPE, false), undefined);
+      const writer = new ResultWriter(sink, layoutOf('json', TEXT_SHAPE, false, 'always'), undefined);
       for (let index = 0; index < count; index++)
         await writer.add(row(TEXT_SHAPE, [`r${index}@x.test`], 'valid'));
       await writer.finish();
@@ -189,7 +193,7 @@ describe('ResultWriter', () => {
       },
       async close() {},
     };
-    const writer = new ResultWriter(sink, layoutOf('ndjson', TEXT_SHAPE, false), undefined);
+    const writer = new ResultWriter(sink, layoutOf('ndjson', TEXT_SHAPE, false, 'always'), undefined);
     for (let index = 0; index < 2000; index++)
       await writer.add(row(TEXT_SHAPE, [`r${index}@x.test`], 'valid'));
     await writer.finish();
@@ -199,7 +203,11 @@ describe('ResultWriter', () => {
 });
 
 async function writeRows(path: string, format: OutputFormat, shape: InputShape, statuses: Status[]) {
-  const writer = new ResultWriter(await fileSink(path, false), layoutOf(format, shape, false), undefined);
+  const writer = new ResultWriter(
+    await fileSink(path, false),
+    layoutOf(format, shape, false, 'always'),
+    undefined,
+  );
   for (const [index, status] of statuses.entries()) {
     const cells = shape.format === 'csv' ? [`N${index}`, `r${index}@x.test`, 's'] : [`r${index}@x.test`];
     await writer.add(row(shape, cells, status));
@@ -209,10 +217,12 @@ async function writeRows(path: string, format: OutputFormat, shape: InputShape, 
 
 describe('resumeFrom', () => {
   it('returns undefined for a missing or empty output', async () => {
-    const layout = layoutOf('csv', CSV_SHAPE, false);
+    const layout = layoutOf('csv', CSV_SHAPE, false, 'always');
     expect(await resumeFrom(join(dir, 'missing.csv'), layout)).toBeUndefined();
     await writeFile(join(dir, 'empty.json'), '');
-    expect(await resumeFrom(join(dir, 'empty.json'), layoutOf('json', TEXT_SHAPE, false))).toBeUndefined();
+    expect(
+      await resumeFrom(join(dir, 'empty.json'), layoutOf('json', TEXT_SHAPE, false, 'always')),
+    ).toBeUndefined();
   });
 
   for (const format of ['csv', 'json', 'ndjson'] as const) {
@@ -221,7 +231,7 @@ describe('resumeFrom', () => {
       const shape = format === 'csv' ? CSV_SHAPE : TEXT_SHAPE;
       await writeRows(path, format, shape, ['valid', 'invalid', 'valid', 'unknown']);
       const whole = await readFile(path);
-      const layout = layoutOf(format, shape, false);
+      const layout = layoutOf(format, shape, false, 'always');
       // Cut the file in the middle of the last row, as a killed process would leave it.
       const lastRowStart = whole.lastIndexOf(format === 'csv' ? 'N3' : '{');
       await writeFile(path, whole.subarray(0, lastRowStart + 5));
@@ -240,7 +250,7 @@ describe('resumeFrom', () => {
   it('resumes a JSON array that was closed, and one with no row yet', async () => {
     const path = join(dir, 'closed.json');
     await writeRows(path, 'json', TEXT_SHAPE, ['valid', 'valid']);
-    const layout = layoutOf('json', TEXT_SHAPE, false);
+    const layout = layoutOf('json', TEXT_SHAPE, false, 'always');
     expect(await resumeFrom(path, layout)).toMatchObject({ done: 2, lastKey: 'r1@x.test' });
     await writeFile(path, '[\n');
     const point = await resumeFrom(path, layout);
@@ -254,17 +264,19 @@ describe('resumeFrom', () => {
   it('refuses to resume an output written for other columns, or not by mailvet', async () => {
     const path = join(dir, 'other.csv');
     await writeRows(path, 'csv', CSV_SHAPE, ['valid']);
-    await expect(resumeFrom(path, layoutOf('csv', TEXT_SHAPE, false))).rejects.toMatchObject({
+    await expect(resumeFrom(path, layoutOf('csv', TEXT_SHAPE, false, 'always'))).rejects.toMatchObject({
       exitCode: EXIT.io,
       message: expect.stringContaining('was written for other columns'),
     });
     const json = join(dir, 'other.json');
     await writeFile(json, '{"not":"an array"}\n');
-    await expect(resumeFrom(json, layoutOf('json', TEXT_SHAPE, false))).rejects.toBeInstanceOf(CliError);
+    await expect(resumeFrom(json, layoutOf('json', TEXT_SHAPE, false, 'always'))).rejects.toBeInstanceOf(
+      CliError,
+    );
   });
 
   it('matches keys through the anti-formula quote of CSV', () => {
-    const layout = layoutOf('csv', TEXT_SHAPE, false);
+    const layout = layoutOf('csv', TEXT_SHAPE, false, 'always');
     const record: InputRecord = { line: 1, cells: ['=a@x.test'], email: '=a@x.test', error: null };
     expect(sameKey("'=a@x.test", keyOf(record, layout))).toBe(true);
     expect(sameKey('b@x.test', keyOf(record, layout))).toBe(false);

@@ -107,3 +107,43 @@ describe('mailvet serve', () => {
     }
   });
 });
+
+describe('mailvet serve --greylist-delays', () => {
+  it('sets the greylisting schedule of every job (seconds), and none turns retries off', async () => {
+    for (const [value, expected] of [
+      ['1,2', [1000, 2000]],
+      ['none', []],
+    ] as const) {
+      const server = await serve(['--port', '0', '--no-dns', '--greylist-delays', value], {
+        MAILVET_API_KEYS: 'key-one',
+      });
+      const created = await fetch(`${server.url}/v1/bulk`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer key-one', 'content-type': 'application/json' },
+        body: '{"auto_start": false}',
+      });
+      expect(((await created.json()) as { retries: { delays_ms: number[] } }).retries.delays_ms).toEqual(
+        expected,
+      );
+      server.stop();
+      expect(await server.exited).toBe(EXIT.ok);
+    }
+  });
+
+  it('takes MAILVET_GREYLIST_DELAYS, and refuses bad schedules with exit 2', async () => {
+    for (const value of ['-1', '1,,2', 'soon', '86401', '1,2,3,4,5,6,7,8,9,10,11', '\u202e1']) {
+      const run = await runCli(['serve', '--port', '0', '--greylist-delays', value], {
+        env: { MAILVET_API_KEYS: 'k' },
+      });
+      expect(run.code, value).toBe(EXIT.usage);
+      expect(run.stderr).toMatch(
+        /^mailvet: --greylist-delays must be none or at most 10 comma-separated delays/,
+      );
+    }
+    const fromEnv = await runCli(['serve', '--port', '0'], {
+      env: { MAILVET_API_KEYS: 'k', MAILVET_GREYLIST_DELAYS: 'often' },
+    });
+    expect(fromEnv.code).toBe(EXIT.usage);
+    expect(fromEnv.stderr).toContain('MAILVET_GREYLIST_DELAYS must be none');
+  });
+});

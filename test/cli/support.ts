@@ -38,6 +38,7 @@ export async function runCli(argv: string[], options: RunOptions = {}): Promise<
   const { stdin, stderrTerminal, ...rest } = options;
   const io: CliIo = {
     env: {},
+    hostname: () => 'verifier.mailvet-test.net',
     ...rest,
     stdin: stdin instanceof Readable ? stdin : Readable.from(stdin === undefined ? [] : [Buffer.from(stdin)]),
     stdout: stdout.stream,

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CSV_COLUMNS, csvField, csvHeader, csvRow } from '../../src/http/csv.js';
+import { CSV_COLUMNS, csvField, csvHeader, csvRow, needsFormulaEscape } from '../../src/http/csv.js';
 import type { VerificationResult } from '../../src/result.js';
 
 const RESULT: VerificationResult = {
@@ -20,6 +20,39 @@ const RESULT: VerificationResult = {
   mx_record: 'mx.example.com',
   smtp_provider: null,
 };
+
+describe('needsFormulaEscape', () => {
+  it.each([
+    // cell, auto, always
+    ['=1+1', true, true],
+    ['\t=1+1', true, true],
+    ['\r=1+1', true, true],
+    ['+A1', true, true],
+    ['-a@example.com', true, true],
+    ["-2+3+cmd|' /C calc'!A0", true, true],
+    ['@SUM(A1)', true, true],
+    ['+44 20 7946 0958', false, true],
+    ['+1 (555) 123-4567', false, true],
+    ['-5.20', false, true],
+    ['-1,234.50', false, true],
+    ['@vip', false, true],
+    ['+', true, true],
+    ['-', true, true],
+    ['plain', false, false],
+    ['a=b', false, false],
+  ])('%j: auto %s, always %s, never false', (cell, auto, always) => {
+    expect(needsFormulaEscape(cell, 'auto')).toBe(auto);
+    expect(needsFormulaEscape(cell, 'always')).toBe(always);
+    expect(needsFormulaEscape(cell, 'never')).toBe(false);
+  });
+
+  it('is what csvField applies', () => {
+    expect(csvField('-5.20', 'auto')).toBe('-5.20');
+    expect(csvField('-5.20')).toBe("'-5.20");
+    expect(csvField('=1,2', 'auto')).toBe('"\'=1,2"');
+    expect(csvField('=1,2', 'never')).toBe('"=1,2"');
+  });
+});
 
 describe('csvField', () => {
   it('writes null as an empty field and numbers and booleans as is', () => {
@@ -55,8 +88,10 @@ describe('rows', () => {
   it('writes a header and rows with CRLF in the documented column order', () => {
     expect(csvHeader()).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
     expect(csvRow(RESULT)).toBe(
-      'Ann@Example.com,Ann@example.com,Ann,example.com,valid,,95,false,false,true,false,,mx.example.com,\r\n',
+      'Ann@Example.com,Ann@example.com,Ann,example.com,valid,,95,false,false,true,false,,mx.example.com,,\r\n',
     );
+    const refused = { ...RESULT, status: 'invalid' as const, reason: 'the mail host said "no", really' };
+    expect(csvRow(refused).endsWith(',"the mail host said ""no"", really"\r\n')).toBe(true);
   });
 
   it('round-trips any string through a real CSV parser (with the formula prefix as the only change)', () => {

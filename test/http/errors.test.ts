@@ -22,6 +22,7 @@ const JOB: Job = {
   completed_at: null,
   counts: { valid: 1, invalid: 0, catch_all: 0, unknown: 0, do_not_mail: 0 },
   error: null,
+  retries: { waiting: 0, next_retry_at: null, delays_ms: [] },
 };
 
 function recorder(): HttpLogger & { logged: unknown[] } {

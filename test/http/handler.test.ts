@@ -195,7 +195,7 @@ describe('GET /v1/verify', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('ratelimit-limit')).toBeNull(); // limiting is off in this setup
     expect(await response.json()).toMatchObject({ email: 'ann@example.com', status: 'valid', score: 100 });
-    expect(verifier.calls[0]?.overrides).toEqual({ timeoutMs: 10_000 });
+    expect(verifier.calls[0]?.overrides).toEqual({ timeoutMs: 10_000, connectTimeoutMs: 10_000 });
     await call('/v1/verify?email=ann@example.com&timeout=2.5', { headers: auth() });
     expect(verifier.calls[1]?.overrides?.timeoutMs).toBe(2500);
     await call('/v1/verify?email=ann@example.com&timeout=60', { headers: auth() });
@@ -294,11 +294,45 @@ describe('POST /v1/bulk', () => {
     );
   });
 
+  it('takes a greylisting schedule per job (greylist_retry_delays_ms) and shows it in the job', async () => {
+    const { post } = setup();
+    const own = await post('/v1/bulk', { auto_start: false, greylist_retry_delays_ms: [1000, 2000] });
+    expect(own.status).toBe(201);
+    expect(((await own.json()) as Job).retries).toEqual({
+      waiting: 0,
+      next_retry_at: null,
+      delays_ms: [1000, 2000],
+    });
+    const fallback = (await (await post('/v1/bulk', { auto_start: false })).json()) as Job;
+    expect(fallback.retries.delays_ms).toEqual([60_000, 300_000, 900_000]);
+    for (const bad of [[-1], [1.5], 'soon', new Array(11).fill(0), [86_400_001], [null]]) {
+      const refused = await post('/v1/bulk', { greylist_retry_delays_ms: bad });
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect((await errorOf(refused)).message).toMatch(/^greylist_retry_delays_ms /);
+    }
+  });
+
+  it('accepts "name": null as no name', async () => {
+    const { call } = setup();
+    const response = await call('/v1/bulk', {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: '{"name": null, "emails": ["a@x.example"], "auto_start": false}',
+    });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toMatchObject({ status: 'queued', total: 1, name: '' });
+  });
+
   it('creates an empty job from a request without a body', async () => {
     const { call } = setup();
     const response = await call('/v1/bulk', { method: 'POST', headers: auth() });
     expect(response.status).toBe(201);
-    expect(await response.json()).toMatchObject({ status: 'queued', total: 0, name: null });
+    // The creation response is queued (as the specification says); started and empty, the job is complete
+    // right after, so that polling it ends; an add reopens it.
+    const created = (await response.json()) as Job;
+    expect(created).toMatchObject({ status: 'queued', total: 0, name: '' }); // the spec types name as a string
+    const polled = await call(`/v1/bulk/${created.id}`, { headers: auth() });
+    expect(await polled.json()).toMatchObject({ status: 'complete', total: 0 });
   });
 
   it.each([
@@ -307,7 +341,8 @@ describe('POST /v1/bulk', () => {
     ['a string', '"hello"', 400, 'the request body must be a JSON object'],
     ['null', 'null', 400, 'the request body must be a JSON object'],
     ['an unknown field', '{"autoStart": false}', 400, 'unknown field "autoStart"'],
-    ['a non-string name', '{"name": 5}', 400, 'name must be a string'],
+    ['a non-string name', '{"name": 5}', 400, 'name must be a string or null'],
+    ['a name that is an object', '{"name": {"first": "x"}}', 400, 'name must be a string or null'],
     ['emails as a string', '{"emails": "a@x.example"}', 400, 'emails must be an array of strings'],
     ['a non-string address', '{"emails": ["a@x.example", 7]}', 400, 'emails[1] must be a string'],
     [
@@ -334,9 +369,10 @@ describe('POST /v1/bulk', () => {
   it('answers 415 for a body that is not JSON', async () => {
     const { call } = setup();
     for (const type of [
-      'text/plain',
+      'text/html',
       'application/x-www-form-urlencoded',
       'application/json; charset=latin1',
+      'text/csv; charset=latin1',
     ]) {
       const response = await call('/v1/bulk', {
         method: 'POST',
@@ -502,14 +538,19 @@ describe('the bulk flow', () => {
     expect((await call(`/v1/bulk/${job.id}/results?partial=true`, { headers: auth() })).status).toBe(200);
   });
 
-  it('refuses additions and start on a finished job with 409 conflict', async () => {
+  it('reopens a complete job on an add (the spec flow, whatever the timing); refuses a failed one', async () => {
     const { post, call, complete } = setup();
     const job = (await (await post('/v1/bulk', { emails: ['a@x.example'] })).json()) as Job;
     await complete(job.id);
     const add = await post(`/v1/bulk/${job.id}/emails`, { emails: ['b@x.example'] });
-    expect(add.status).toBe(409);
-    expect((await errorOf(add)).code).toBe('conflict');
-    expect((await call(`/v1/bulk/${job.id}/start`, { method: 'POST', headers: auth() })).status).toBe(409);
+    expect(add.status).toBe(200);
+    expect(await add.json()).toMatchObject({ total: 2 });
+    const done = await complete(job.id);
+    expect(done).toMatchObject({ status: 'complete', total: 2, completed: 2 });
+    const results = await call(`/v1/bulk/${job.id}/results`, { headers: auth() });
+    const body = (await results.json()) as { results: VerificationResult[] };
+    expect(body.results.map((result) => result.email)).toEqual(['a@x.example', 'b@x.example']);
+    expect((await call(`/v1/bulk/${job.id}/start`, { method: 'POST', headers: auth() })).status).toBe(200);
   });
 
   it('checks the body of POST /v1/bulk/{id}/emails', async () => {
@@ -675,7 +716,23 @@ describe('close()', () => {
   it('leaves a given verifier and manager to their owner', async () => {
     const { handler, jobs, post } = setup();
     await handler.close();
-    expect(await jobs.create({})).toMatchObject({ status: 'queued' });
+    expect(await jobs.create({})).toMatchObject({ status: 'queued', total: 0 });
     expect((await post('/v1/bulk', {})).status).toBe(503);
+  });
+});
+
+describe('the wire types of the specification', () => {
+  it('sends domain and mx_record as strings, "" when absent, and a job name as "" when none', async () => {
+    const { call, post } = setup();
+    const result = (await (await call('/v1/verify?email=nobody', { headers: auth() })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(result).toMatchObject({ email: 'nobody', domain: '', mx_record: '', status: 'invalid' });
+    expect(result.user).toBeNull(); // mailvet's own fields keep null
+    const job = (await (await post('/v1/bulk', { emails: ['nobody'] })).json()) as Job;
+    expect(job.name).toBe('');
+    const listed = (await (await call('/v1/bulk', { headers: auth() })).json()) as { jobs: Job[] };
+    expect(listed.jobs.map((listedJob) => listedJob.name)).toEqual(['']);
   });
 });

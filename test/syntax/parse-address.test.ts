@@ -149,6 +149,14 @@ describe('parseAddress: what can never pass', () => {
     expect(parseAddress(input, everything)).toMatchObject({ ok: false, reason: 'forbidden_character' });
   });
 
+  it.each(['Jos\uFFFD@example.com', 'jose@b\uFFFDcher.de', '"a\uFFFDb"@example.com', '\uFFFD@\uFFFD.com'])(
+    'rejects the replacement character (a broken decoding upstream) in %j, under any option',
+    (input) => {
+      expect(parseAddress(input)).toMatchObject({ ok: false, reason: 'replacement_character' });
+      expect(parseAddress(input, everything)).toMatchObject({ ok: false, reason: 'replacement_character' });
+    },
+  );
+
   it.each([
     ['', 'empty'],
     ['example.com', 'no_at_sign'],

@@ -107,6 +107,40 @@ describe('suggestDomain (built-in lists)', () => {
     expect(suggestDomain('gotmail.net')).toBeNull();
   });
 
+  it("never moves a provider's regional domain to another country's suffix", () => {
+    // Real free-mail domains mailvet's lists do not hold, each one edit from a listed one of another country.
+    for (const regional of [
+      'hotmail.com.tr',
+      'yahoo.com.tr',
+      'live.in',
+      'live.cl',
+      'yahoo.com.co',
+      'posteo.se',
+      'home.pl',
+    ])
+      expect(suggestDomain(regional), regional).toBeNull();
+  });
+
+  it('fixes a doubled letter in a three-letter provider name, and no other edit of it', () => {
+    expect(suggestDomain('aoll.com')).toBe('aol.com');
+    expect(suggestDomain('msnn.com')).toBe('msn.com');
+    expect(suggestDomain('gmxx.de')).toBe('gmx.de');
+    expect(suggestDomain('gmmx.de')).toBe('gmx.de');
+    expect(suggestDomain('attt.net')).toBe('att.net');
+    // Swaps and substitutions of three letters are other people's real domains (amc.com, mns.com, ...).
+    for (const real of ['amc.com', 'mca.com', 'mns.com', 'oal.com', 'gxm.de', 'ao.com', 'aok.com'])
+      expect(suggestDomain(real), real).toBeNull();
+  });
+
+  it('still fixes slips of .com that happen to be real country suffixes', () => {
+    expect(suggestDomain('gmail.co')).toBe('gmail.com');
+    expect(suggestDomain('gmail.cm')).toBe('gmail.com');
+    expect(suggestDomain('gmail.om')).toBe('gmail.com');
+    expect(suggestDomain('hotmail.co')).toBe('hotmail.com');
+    expect(suggestDomain('live.co')).toBe('live.com');
+    expect(suggestDomain('yahoo.co.k')).toBe('yahoo.co.uk');
+  });
+
   it('ignores case, surrounding space and a trailing dot', () => {
     expect(suggestDomain('GMIAL.COM')).toBe('gmail.com');
     expect(suggestDomain(' gmial.com. ')).toBe('gmail.com');

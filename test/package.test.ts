@@ -1,0 +1,37 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+interface PackedFile {
+  readonly path: string;
+}
+
+describe('the published package', () => {
+  it('ships the LICENSE that package.json promises, the README and the docs', async () => {
+    const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: process.cwd(),
+    });
+    const [pack] = JSON.parse(stdout) as { files: PackedFile[] }[];
+    const paths = pack?.files.map((file) => file.path) ?? [];
+    const pkg = JSON.parse(await readFile('package.json', 'utf8')) as { license: string };
+    expect(pkg.license).toBe('MIT');
+    expect(paths).toContain('LICENSE');
+    expect(paths).toContain('README.md');
+    expect(paths).toContain('docs/openapi.json');
+    expect(paths.filter((path) => path.startsWith('src/'))).toEqual([]);
+    expect(paths.filter((path) => path.endsWith('.map'))).toEqual([]);
+    expect(await readFile('LICENSE', 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it('builds no source or declaration maps, since the sources they point at are not shipped', async () => {
+    const build = JSON.parse(await readFile('tsconfig.build.json', 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+    };
+    expect(build.compilerOptions.sourceMap).not.toBe(true);
+    expect(build.compilerOptions.declarationMap).not.toBe(true);
+    expect(build.compilerOptions.inlineSourceMap).not.toBe(true);
+  });
+});
