@@ -66,6 +66,8 @@ export interface WebhookNotifierOptions {
   readonly random?: () => number;
   /** Makes `webhook-id`s. @default `msg_` + crypto.randomUUID() */
   readonly ids?: () => string;
+  /** Turns the job into the payload's `data` (the HTTP adapter sends its wire form). @default the job as is */
+  readonly present?: (job: Job) => unknown;
 }
 
 /** A webhook that passed the checks, ready to attach to a job. */
@@ -167,6 +169,7 @@ export function createWebhookNotifier(
   const random = options.random ?? Math.random;
   const ids = options.ids ?? (() => `msg_${globalThis.crypto.randomUUID()}`);
   const log = options.log ?? memoryWebhookLog();
+  const present = options.present ?? ((job: Job) => job);
   let resolver = options.resolver;
   let transport = options.transport;
 
@@ -247,7 +250,7 @@ export function createWebhookNotifier(
   function deliver(watch: Watch, type: WebhookEventType, job: Job): void {
     if (closed || !watch.webhook.events.includes(type)) return;
     const now = clock.now();
-    const body = JSON.stringify({ type, timestamp: iso(now), data: job });
+    const body = JSON.stringify({ type, timestamp: iso(now), data: present(job) });
     watch.deliveries++;
     void attempt(watch, ids(), type, body, 1);
   }
