@@ -58,6 +58,18 @@ interface CreateRequest {
   readonly webhook: unknown;
 }
 
+/** Throws `limit_exceeded` when the tenant holds `maxJobsPerKey` jobs, counting `creating` ones in progress. */
+async function checkJobQuota(context: Context, creating: number): Promise<void> {
+  const { limits, jobs } = context.services;
+  const { total } = await jobs.list({ ...access(context), limit: 1 });
+  if (total + Math.max(creating, 1) > limits.maxJobsPerKey) {
+    throw new HttpError(
+      'limit_exceeded',
+      `at most ${limits.maxJobsPerKey} jobs per API key; delete finished jobs to make room`,
+    );
+  }
+}
+
 /** Addresses handed to the job manager per call when a list is uploaded. */
 export const LIST_BATCH = 10_000;
 
@@ -139,8 +151,10 @@ async function addInBatches(
  */
 export const createJob: Operation = async (context) => {
   const { services, tenant } = context;
-  const { limits, jobs } = services;
+  const { jobs } = services;
   const format = listFormatOf(context.request.headers.get('content-type'));
+  // A list may be large: a tenant at its job quota is refused before it is read (and checked again after).
+  if (format !== undefined) await checkJobQuota(context, 0);
   const fields =
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
   const listed = format !== undefined && fields.emails !== undefined;
@@ -152,13 +166,7 @@ export const createJob: Operation = async (context) => {
   pending.set(owner, (pending.get(owner) ?? 0) + 1);
   let job: Job;
   try {
-    const { total } = await jobs.list({ ...access(context), limit: 1 });
-    if (total + (pending.get(owner) ?? 0) > limits.maxJobsPerKey) {
-      throw new HttpError(
-        'limit_exceeded',
-        `at most ${limits.maxJobsPerKey} jobs per API key; delete finished jobs to make room`,
-      );
-    }
+    await checkJobQuota(context, pending.get(owner) ?? 0);
     job = await jobs.create({
       ...access(context),
       ...(fields.name === undefined ? {} : { name: fields.name }),

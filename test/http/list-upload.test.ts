@@ -175,3 +175,42 @@ describe('bulk lists uploaded as files (text/plain, text/csv), over a real socke
     expect(await response.json()).toMatchObject({ total: 0 });
   });
 });
+
+describe('a list upload at the job quota', () => {
+  it('is refused with 429 before the list is read', async () => {
+    const small = await createServer({
+      port: 0,
+      host: '127.0.0.1',
+      apiKeys: ['test-key-a'],
+      verifier: fakeVerifier(),
+      limits: { maxJobsPerKey: 1 },
+    });
+    try {
+      const url = small.url.replace(/\/$/, '');
+      const first = await fetch(`${url}/v1/bulk`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'text/plain' },
+        body: 'a@x.example\n',
+      });
+      expect(first.status).toBe(201);
+      let pulled = 0;
+      const endless = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled++;
+          controller.enqueue(new TextEncoder().encode('b@x.example\n'.repeat(1000)));
+          if (pulled > 50) controller.close();
+        },
+      });
+      const second = await fetch(`${url}/v1/bulk`, {
+        method: 'POST',
+        headers: { ...auth(), 'content-type': 'text/plain' },
+        body: endless,
+        duplex: 'half',
+      } as RequestInit);
+      expect(second.status).toBe(429);
+      expect(((await second.json()) as { error: { code: string } }).error.code).toBe('limit_exceeded');
+    } finally {
+      await small.close();
+    }
+  });
+});
