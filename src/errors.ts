@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   job_failed: 409,
   limit_exceeded: 429,
   store_error: 500,
+  webhook_refused: 422,
 } as const;
 
 /** A stable error code. */

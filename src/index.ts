@@ -196,3 +196,33 @@ export {
   suggestDomain,
 } from './typo/suggest.js';
 export { createVerifier, type Verifier, verify } from './verifier.js';
+export { WebhookInputError, WebhookRefusedError } from './webhooks/errors.js';
+export {
+  type MemoryWebhookLogOptions,
+  memoryWebhookLog,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookAttempt,
+  type WebhookDeliveryState,
+  type WebhookEventType,
+  type WebhookLog,
+} from './webhooks/log.js';
+export { type NodeWebhookTransportOptions, nodeWebhookTransport } from './webhooks/node-transport.js';
+export {
+  createWebhookNotifier,
+  type PreparedWebhook,
+  type WebhookNotifier,
+  type WebhookNotifierOptions,
+  type WebhookSigning,
+  type WebhookSpec,
+} from './webhooks/notifier.js';
+export { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs, WEBHOOK_RETRY_JITTER } from './webhooks/schedule.js';
+export { checkSecrets, generateWebhookSecret, type SignedHeaders, signWebhook } from './webhooks/sign.js';
+export {
+  type CheckedTarget,
+  type CheckTargetOptions,
+  checkTarget,
+  MAX_WEBHOOK_URL_LENGTH,
+  parseWebhookUrl,
+  type WebhookUrl,
+} from './webhooks/target.js';
+export type { WebhookRequest, WebhookResponse, WebhookTransport } from './webhooks/transport.js';

@@ -61,6 +61,11 @@ function hex(bytes: Uint8Array): string {
   return out;
 }
 
+/** The hex SHA-256 digest of `text`: the tenant {@link bearerKeys} gives an API key. */
+export async function sha256Hex(text: string): Promise<string> {
+  return hex(await sha256(text));
+}
+
 /**
  * Checks API keys: non-empty, at most {@link MAX_KEY_LENGTH} characters, RFC 6750 token characters only
  * (so a key never needs escaping in a header and cannot contain the comma that separates keys in the env).

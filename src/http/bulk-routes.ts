@@ -12,6 +12,7 @@ import { JOBS_PAGE } from './limits.js';
 import { type ListFormat, listFormatOf, readAddressList } from './list-body.js';
 import { integerParam, queryParam } from './params.js';
 import { emptyResponse } from './response.js';
+import { requestedWebhook } from './webhooks.js';
 import { wireJob } from './wire.js';
 
 function objectBody(body: unknown, fields: readonly string[]): Record<string, unknown> {
@@ -53,6 +54,8 @@ interface CreateRequest {
   readonly emails: readonly string[] | undefined;
   readonly autoStart: boolean | undefined;
   readonly delays: readonly number[] | undefined;
+  /** The `webhook` field as sent (checked by {@link requestedWebhook}). */
+  readonly webhook: unknown;
 }
 
 /** Throws `limit_exceeded` when the tenant holds `maxJobsPerKey` jobs, counting `creating` ones in progress. */
@@ -77,6 +80,7 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
     'emails',
     'auto_start',
     'greylist_retry_delays_ms',
+    'webhook',
   ]);
   let delays: readonly number[] | undefined;
   if (body.greylist_retry_delays_ms !== undefined) {
@@ -96,6 +100,7 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
     emails: body.emails === undefined ? undefined : emailsOf(body.emails, limits.maxEmailsPerRequest),
     autoStart: body.auto_start as boolean | undefined,
     delays,
+    webhook: body.webhook,
   };
 }
 
@@ -114,6 +119,7 @@ async function listCreateRequest(context: Context, format: ListFormat): Promise<
     emails,
     autoStart: autoStart === null ? undefined : autoStart === 'true',
     delays: undefined,
+    webhook: undefined,
   };
 }
 
@@ -152,6 +158,8 @@ export const createJob: Operation = async (context) => {
   const fields =
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
   const listed = format !== undefined && fields.emails !== undefined;
+  // Checked before the job exists: a refused webhook leaves no job behind.
+  const webhook = await requestedWebhook(context, fields.webhook);
 
   const owner = tenant ?? '';
   const pending = services.creating;
@@ -163,7 +171,7 @@ export const createJob: Operation = async (context) => {
       ...access(context),
       ...(fields.name === undefined ? {} : { name: fields.name }),
       ...(fields.emails === undefined || listed ? {} : { emails: fields.emails }),
-      ...(listed
+      ...(listed || webhook !== undefined
         ? { autoStart: false }
         : fields.autoStart === undefined
           ? {}
@@ -174,6 +182,11 @@ export const createJob: Operation = async (context) => {
     const left = (pending.get(owner) ?? 1) - 1;
     if (left === 0) pending.delete(owner);
     else pending.set(owner, left);
+  }
+  if (webhook !== undefined) {
+    // Attached before the job starts, so that no event can be missed.
+    await services.webhooks?.notifier.attach(job.id, webhook, access(context));
+    if (!listed && fields.autoStart !== false) await jobs.start(job.id, access(context));
   }
   if (listed) {
     try {

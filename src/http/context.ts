@@ -6,6 +6,7 @@ import type { BulkJobManagerApi } from '../bulk/types.js';
 import type { Verifier } from '../verifier.js';
 import type { HttpLimits } from './limits.js';
 import type { QueryParams } from './params.js';
+import type { HttpWebhooks } from './webhooks.js';
 
 /** The services and settings operations use, fixed when the handler is made. */
 export interface Services {
@@ -16,6 +17,10 @@ export interface Services {
   readonly openapi: unknown;
   /** Jobs being created, per tenant: counted against `maxJobsPerKey` until they exist. */
   readonly creating: Map<string, number>;
+  /** Webhook settings and notifier, when the `webhooks` option is given. */
+  readonly webhooks: HttpWebhooks | undefined;
+  /** Milliseconds between heartbeat comments of `GET /v1/bulk/{id}/events`. */
+  readonly heartbeatMs: number;
 }
 
 /** One request, after routing and authentication. */

@@ -21,6 +21,10 @@ export const HTTP_ERRORS = {
   conflict: { status: 409, message: 'the request conflicts with the state of the job' },
   job_not_complete: { status: 409, message: 'the job is not complete; poll it, or ask with ?partial=true' },
   job_failed: { status: 409, message: 'the job failed; ask with ?partial=true for the results it produced' },
+  webhook_refused: {
+    status: 422,
+    message: 'the webhook URL is refused: it must be https and resolve to public addresses only',
+  },
   payload_too_large: { status: 413, message: 'the request body is too large' },
   unsupported_media_type: {
     status: 415,
@@ -94,6 +98,7 @@ const FROM_ENGINE: Partial<Record<ErrorCode, HttpErrorCode>> = {
   job_finished: 'conflict',
   limit_exceeded: 'limit_exceeded',
   disposed: 'service_unavailable',
+  webhook_refused: 'webhook_refused',
 };
 
 /** Receives unexpected errors: those the client only sees as `internal_error` (or `service_unavailable`). */

@@ -13,6 +13,7 @@ import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './b
 import { consoleResponse, isConsolePath, readConsole } from './console.js';
 import type { Context, Operation, Services } from './context.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
+import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
 import { isLightRequest } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
@@ -24,6 +25,7 @@ import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
 import { type OperationId, ROUTES } from './routes.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
+import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
 /** Options of {@link createHandler}. Every field is optional. */
 export interface HandlerOptions {
@@ -61,6 +63,13 @@ export interface HandlerOptions {
    * @default true
    */
   readonly console?: boolean | { readonly dir: string };
+  /**
+   * Signed webhooks of bulk jobs (Standard Webhooks): per-API-key secrets and default URL, SSRF guard
+   * settings, timeouts and retry schedule. See docs/events.md. @default none (a `webhook` field is refused)
+   */
+  readonly webhooks?: HttpWebhookOptions;
+  /** Milliseconds between heartbeat comments of `GET /v1/bulk/{id}/events`. @default 15000 */
+  readonly heartbeatMs?: number;
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -85,6 +94,8 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   addEmails,
   startJob,
   getJobResults,
+  jobEvents,
+  listWebhookDeliveries,
 };
 
 const KNOWN_OPTIONS = new Set([
@@ -98,6 +109,8 @@ const KNOWN_OPTIONS = new Set([
   'logger',
   'clock',
   'requestId',
+  'webhooks',
+  'heartbeatMs',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -162,12 +175,23 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     options.verifier === undefined ? createVerifier(options.verifierOptions) : undefined;
   const verifier = options.verifier ?? (ownVerifier as Verifier);
   const ownJobs = options.jobs === undefined ? new BulkJobManager({ verifier }) : undefined;
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  if (!Number.isInteger(heartbeatMs) || heartbeatMs < 1 || heartbeatMs > 3_600_000) {
+    throw new OptionsError('heartbeatMs', 'must be an integer 1-3600000');
+  }
+  const jobs = options.jobs ?? (ownJobs as BulkJobManagerApi);
+  const webhooks =
+    options.webhooks === undefined
+      ? undefined
+      : createHttpWebhooks(jobs, options.webhooks, options.authenticate === undefined);
   const services: Services = {
     verifier,
-    jobs: options.jobs ?? (ownJobs as BulkJobManagerApi),
+    jobs,
     limits,
     openapi: openApiDocument(limits),
     creating: new Map(),
+    webhooks,
+    heartbeatMs,
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
@@ -244,6 +268,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       if (closed) return;
       closed = true;
       await ownJobs?.close();
+      await webhooks?.close();
       await ownVerifier?.dispose();
     },
   });

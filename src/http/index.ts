@@ -10,7 +10,7 @@
  * Routes, error codes, limits and mounting under Express, Fastify and Hono: docs/http.md.
  * @module
  */
-export { API_KEYS_ENV, type Authenticate, bearerKeys } from './auth.js';
+export { API_KEYS_ENV, type Authenticate, bearerKeys, sha256Hex } from './auth.js';
 export { CSV_COLUMNS, csvField, FORMULA_ESCAPES, type FormulaEscape, needsFormulaEscape } from './csv.js';
 export {
   type ErrorBody,
@@ -22,6 +22,7 @@ export {
   type HttpErrorOptions,
   type HttpLogger,
 } from './errors.js';
+export { DEFAULT_HEARTBEAT_MS, type JobStreamEvent } from './events-route.js';
 export { createHandler, type Handler, type HandlerOptions } from './handler.js';
 export {
   DEFAULT_LIMITS,
@@ -51,4 +52,6 @@ export { REQUEST_ID_HEADER, type RequestIdGenerator } from './request-id.js';
 export type { Method } from './router.js';
 export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';
 export type { Schema } from './schemas.js';
+export { webhooksDoc } from './webhook-schemas.js';
+export type { HttpWebhookOptions, WebhookKeyOptions } from './webhooks.js';
 export { type WireJob, type WireResult, wireJob, wireResult } from './wire.js';

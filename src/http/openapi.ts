@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS, type HttpLimits } from './limits.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { ROUTES, type Route } from './routes.js';
 import { SCHEMAS, type Schema } from './schemas.js';
+import { webhooksDoc } from './webhook-schemas.js';
 
 /** Version of the API described (the `/v1` prefix is its major). */
 export const API_VERSION = '1.0.0';
@@ -137,6 +138,7 @@ export function openApiDocument(limits: Readonly<Required<HttpLimits>> = DEFAULT
       { name: 'health', description: 'Health' },
     ],
     paths,
+    webhooks: webhooksDoc(),
     components: {
       schemas,
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key.' } },

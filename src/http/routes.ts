@@ -19,7 +19,9 @@ export type OperationId =
   | 'deleteJob'
   | 'addEmails'
   | 'startJob'
-  | 'getJobResults';
+  | 'getJobResults'
+  | 'jobEvents'
+  | 'listWebhookDeliveries';
 
 /** An OpenAPI parameter object. */
 export interface ParameterDoc {
@@ -184,6 +186,7 @@ export const ROUTES: readonly Route[] = [
       'unsupported_media_type',
       'limit_exceeded',
       'body_already_read',
+      'webhook_refused',
     ],
   },
   {
@@ -296,5 +299,42 @@ export const ROUTES: readonly Route[] = [
       },
     },
     errors: ['invalid_request', 'not_found', 'job_not_complete'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/bulk/{id}/events',
+    operationId: 'jobEvents',
+    auth: true,
+    summary: 'Watch a job live (Server-Sent Events)',
+    description:
+      'A text/event-stream of `progress` events (data: the job) while the job runs, then one `complete` or `failed` event, after which the stream ends. The first event is the current state. Each event has an `id` (the completed count, `<n>-end` for the final one): reconnect with `Last-Event-ID` to resume; after the final event a reconnect gets 204. A `: heartbeat` comment is sent every 15 s.',
+    parameters: [JOB_ID],
+    success: {
+      status: 200,
+      description: 'The event stream.',
+      content: {
+        'text/event-stream': {
+          type: 'string',
+          description: 'SSE frames: `id`, `event` (progress, complete, failed), `data` (a Job as JSON).',
+        },
+      },
+    },
+    errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/bulk/{id}/webhooks',
+    operationId: 'listWebhookDeliveries',
+    auth: true,
+    summary: "List the job's webhook delivery attempts",
+    description:
+      'Every attempt, oldest first: when, the status code or error, and when the next retry is due.',
+    parameters: [JOB_ID],
+    success: {
+      status: 200,
+      description: 'The attempts.',
+      content: { 'application/json': ref('WebhookDeliveries') },
+    },
+    errors: ['not_found'],
   },
 ];

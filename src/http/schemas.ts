@@ -6,6 +6,7 @@
 import { JOB_STATUSES } from '../bulk/types.js';
 import { RESULT_FIELDS, STATUSES, SUB_STATUSES } from '../result.js';
 import { HTTP_ERROR_CODES } from './errors.js';
+import { WEBHOOK_ATTEMPT, WEBHOOK_DELIVERIES, WEBHOOK_EVENT, WEBHOOK_SPEC } from './webhook-schemas.js';
 
 /** A JSON Schema object. */
 export type Schema = Readonly<Record<string, unknown>>;
@@ -179,6 +180,7 @@ export const CREATE_JOB: Schema = {
       default: true,
       description: 'Start at once. With false the job waits in `queued` until `POST /v1/bulk/{id}/start`.',
     },
+    webhook: { $ref: '#/components/schemas/WebhookSpec' },
   },
 };
 
@@ -231,4 +233,8 @@ export const SCHEMAS: Readonly<Record<string, Schema>> = {
   CreateJob: CREATE_JOB,
   AddEmails: ADD_EMAILS,
   Error: ERROR,
+  WebhookSpec: WEBHOOK_SPEC,
+  WebhookAttempt: WEBHOOK_ATTEMPT,
+  WebhookDeliveries: WEBHOOK_DELIVERIES,
+  WebhookEvent: WEBHOOK_EVENT,
 };

@@ -1,0 +1,124 @@
+/**
+ * Webhooks in the HTTP API: the server option, the per-API-key secrets and default URL, the `webhook` field
+ * of `POST /v1/bulk`, and `GET /v1/bulk/{id}/webhooks`.
+ * @module
+ */
+import type { BulkJobManagerApi } from '../bulk/types.js';
+import { OptionsError } from '../errors.js';
+import type { WebhookEventType } from '../webhooks/log.js';
+import {
+  createWebhookNotifier,
+  type PreparedWebhook,
+  type WebhookNotifier,
+  type WebhookNotifierOptions,
+} from '../webhooks/notifier.js';
+import { checkSecrets } from '../webhooks/sign.js';
+import { sha256Hex } from './auth.js';
+import type { Context, Operation } from './context.js';
+import { HttpError } from './errors.js';
+import { wireJob } from './wire.js';
+
+/** One API key's webhook settings. */
+export interface WebhookKeyOptions {
+  /** Its `whsec_...` signing secrets: one, or two while rotating (deliveries carry a signature per secret). */
+  readonly secrets: readonly string[];
+  /** Webhook URL of the key's jobs created without a `webhook` field. @default none */
+  readonly url?: string;
+  /** Events of that default webhook. @default ['bulk.completed', 'bulk.failed'] */
+  readonly events?: readonly WebhookEventType[];
+}
+
+/**
+ * The `webhooks` option of `createHandler`: the notifier's options (resolver, transport, `allowAddresses`,
+ * `allowHttpWebhooks`, timeouts, retry schedule, log) and the settings of each API key.
+ */
+export interface HttpWebhookOptions extends Omit<WebhookNotifierOptions, 'secrets' | 'present'> {
+  /**
+   * Settings per API key, keyed by the key as given in `apiKeys` (with `authenticate`: by the tenant it
+   * returns). A key without an entry cannot use webhooks (400).
+   */
+  readonly keys: Readonly<Record<string, WebhookKeyOptions>>;
+}
+
+/** What the routes use of the webhook settings. */
+export interface HttpWebhooks {
+  readonly notifier: WebhookNotifier;
+  /** The settings of `tenant`'s key, if any. */
+  settingsOf(tenant: string | undefined): Promise<WebhookKeyOptions | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * Validates the `webhooks` option and makes the notifier over `jobs`. `byKey` says whether `keys` are API
+ * keys (turned into their tenants, the SHA-256 digests) or tenants already.
+ */
+export function createHttpWebhooks(
+  jobs: BulkJobManagerApi,
+  options: HttpWebhookOptions,
+  byKey: boolean,
+): HttpWebhooks {
+  if (typeof options !== 'object' || options === null)
+    throw new OptionsError('webhooks', 'must be an object');
+  const { keys, ...rest } = options;
+  if (typeof keys !== 'object' || keys === null) {
+    throw new OptionsError('webhooks.keys', 'must map API keys to { secrets, url?, events? }');
+  }
+  const entries = Object.entries(keys).map(([key, settings]) => {
+    if (typeof settings !== 'object' || settings === null) {
+      throw new OptionsError('webhooks.keys', 'each entry must be { secrets, url?, events? }');
+    }
+    checkSecrets(settings.secrets, 'webhooks.keys[].secrets');
+    return [key, settings] as const;
+  });
+  const tenants = byKey
+    ? Promise.all(entries.map(async ([key, settings]) => [await sha256Hex(key), settings] as const)).then(
+        (list) => new Map(list),
+      )
+    : Promise.resolve(new Map(entries));
+  const notifier = createWebhookNotifier(jobs, { ...rest, present: wireJob });
+  return {
+    notifier,
+    async settingsOf(tenant) {
+      return tenant === undefined ? undefined : (await tenants).get(tenant);
+    },
+    close: () => notifier.close(),
+  };
+}
+
+/**
+ * The webhook a `POST /v1/bulk` asks for (`webhook` field), or the key's default one, checked: 400 for a
+ * malformed one or one on a key without webhook settings, 422 for a URL the SSRF guard refuses.
+ */
+export async function requestedWebhook(
+  context: Context,
+  spec: unknown,
+): Promise<PreparedWebhook | undefined> {
+  const webhooks = context.services.webhooks;
+  if (webhooks === undefined) {
+    if (spec === undefined) return undefined;
+    throw new HttpError('invalid_request', 'webhooks are not enabled on this server');
+  }
+  const settings = await webhooks.settingsOf(context.tenant);
+  if (settings === undefined) {
+    if (spec === undefined) return undefined;
+    throw new HttpError('invalid_request', 'webhooks are not configured for this API key');
+  }
+  const chosen =
+    spec !== undefined
+      ? spec
+      : settings.url === undefined
+        ? undefined
+        : { url: settings.url, ...(settings.events === undefined ? {} : { events: settings.events }) };
+  if (chosen === undefined) return undefined;
+  return webhooks.notifier.prepare(chosen, { secrets: settings.secrets });
+}
+
+/** `GET /v1/bulk/{id}/webhooks` → `{ deliveries }`: every attempt, oldest first. */
+export const listWebhookDeliveries: Operation = async (context) => {
+  const id = context.params.id as string;
+  const owner = context.tenant === undefined ? {} : { owner: context.tenant };
+  const job = await context.services.jobs.get(id, owner);
+  if (job === undefined) throw new HttpError('not_found', 'no such job');
+  const deliveries = (await context.services.webhooks?.notifier.deliveries(id)) ?? [];
+  return context.json(200, { deliveries });
+};

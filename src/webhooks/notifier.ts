@@ -1,0 +1,347 @@
+/**
+ * `createWebhookNotifier`: listens to a `BulkJobManager` and delivers signed webhooks (Standard Webhooks) for
+ * `bulk.progress`, `bulk.completed` and `bulk.failed`, at least once, with retries over about a day.
+ * @module
+ */
+import { JobNotFoundError } from '../bulk/errors.js';
+import type { BulkJobManagerApi, Clock, Job, JobAccess } from '../bulk/types.js';
+import { nodeResolver } from '../dns/node.js';
+import type { Resolver } from '../dns/types.js';
+import { OptionsError } from '../errors.js';
+import { WebhookInputError } from './errors.js';
+import {
+  memoryWebhookLog,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookAttempt,
+  type WebhookEventType,
+  type WebhookLog,
+} from './log.js';
+import { nodeWebhookTransport } from './node-transport.js';
+import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs } from './schedule.js';
+import { checkSecrets, signWebhook } from './sign.js';
+import { checkTarget, parseWebhookUrl, type WebhookUrl, webhookGuard } from './target.js';
+import type { WebhookTransport } from './transport.js';
+
+/** A job's webhook, as `POST /v1/bulk` and {@link WebhookNotifier.watch} take it. */
+export interface WebhookSpec {
+  /** `https:` URL (or `http:` with `allowHttpWebhooks`) without credentials, at most 2048 characters. */
+  readonly url: string;
+  /** Events to deliver. @default ['bulk.completed', 'bulk.failed'] */
+  readonly events?: readonly WebhookEventType[];
+}
+
+/** Who signs a job's deliveries: the secrets of its API key (one, or two during a rotation). */
+export interface WebhookSigning {
+  /** `whsec_...` secrets; every delivery carries one signature per secret. */
+  readonly secrets: readonly string[];
+}
+
+/** Options of {@link createWebhookNotifier}. Every field is optional. */
+export interface WebhookNotifierOptions {
+  /** Default signing secrets (`whsec_...`, one or two) for jobs watched without their own. @default none */
+  readonly secrets?: readonly string[];
+  /** Resolves webhook hosts. @default nodeResolver() */
+  readonly resolver?: Resolver;
+  /** Sends the POSTs. @default nodeWebhookTransport() */
+  readonly transport?: WebhookTransport;
+  /** Ranges (CIDR) opened in the SSRF guard, as for MX hosts. @default [] */
+  readonly allowAddresses?: readonly string[];
+  /** Accepts `http:` URLs as well as `https:`. @default false */
+  readonly allowHttpWebhooks?: boolean;
+  /** At most one `bulk.progress` per job per this many ms (plus one at completion). @default 10000 */
+  readonly progressIntervalMs?: number;
+  /** Delays before each retry, in ms, jittered ±20 %. @default DEFAULT_WEBHOOK_RETRY_DELAYS_MS (about a day) */
+  readonly retryDelaysMs?: readonly number[];
+  /** Time allowed to connect, per attempt, in ms. @default 5000 */
+  readonly connectTimeoutMs?: number;
+  /** Time allowed for a whole attempt, in ms. @default 15000 */
+  readonly timeoutMs?: number;
+  /** Response body bytes read at most (and discarded). @default 65536 */
+  readonly maxResponseBytes?: number;
+  /** Where attempts are recorded. @default memoryWebhookLog() */
+  readonly log?: WebhookLog;
+  /** Time and timers of the retry schedule. @default the real clock */
+  readonly clock?: Clock;
+  /** Random source of the jitter, uniform in [0, 1). @default Math.random */
+  readonly random?: () => number;
+  /** Makes `webhook-id`s. @default `msg_` + crypto.randomUUID() */
+  readonly ids?: () => string;
+  /** Turns the job into the payload's `data` (the HTTP adapter sends its wire form). @default the job as is */
+  readonly present?: (job: Job) => unknown;
+}
+
+/** A webhook that passed the checks, ready to attach to a job. */
+export interface PreparedWebhook {
+  readonly target: WebhookUrl;
+  readonly events: readonly WebhookEventType[];
+  readonly secrets: readonly string[];
+}
+
+/** Delivers a manager's job events to the jobs' webhooks. */
+export interface WebhookNotifier {
+  /**
+   * Checks `spec` (throws `invalid_request` for a malformed URL or event list, `webhook_refused` for a URL the
+   * SSRF guard refuses, `invalid_option` when no secret is known) without attaching it to a job.
+   */
+  prepare(spec: unknown, signing?: WebhookSigning): Promise<PreparedWebhook>;
+  /** Attaches a prepared webhook to job `jobId`; a job that is finished already gets its final event. */
+  attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void>;
+  /** `prepare` then `attach`. */
+  watch(jobId: string, spec: unknown, access?: JobAccess & Partial<WebhookSigning>): Promise<void>;
+  /** The delivery attempts of `jobId`, oldest first. */
+  deliveries(jobId: string): Promise<readonly WebhookAttempt[]>;
+  /** Resolves when no attempt is in flight (retries may still be scheduled). */
+  idle(): Promise<void>;
+  /** Stops listening and cancels scheduled retries; attempts in flight finish. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Watch {
+  readonly jobId: string;
+  readonly webhook: PreparedWebhook;
+  lastProgressAt: number | null;
+  lastProgressCompleted: number;
+  finished: boolean;
+  deliveries: number;
+}
+
+const DEFAULT_EVENTS: readonly WebhookEventType[] = Object.freeze(['bulk.completed', 'bulk.failed']);
+
+function whole(value: unknown, option: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(option, `must be an integer ${min}-${max}`);
+  }
+  return value;
+}
+
+function eventsOf(value: unknown): readonly WebhookEventType[] {
+  if (value === undefined) return DEFAULT_EVENTS;
+  if (!Array.isArray(value) || value.length === 0 || value.length > WEBHOOK_EVENT_TYPES.length) {
+    throw new WebhookInputError(
+      'webhook.events',
+      `must be a non-empty list of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
+    );
+  }
+  for (const event of value) {
+    if (!WEBHOOK_EVENT_TYPES.includes(event as WebhookEventType)) {
+      const shown = typeof event === 'string' ? JSON.stringify(event.slice(0, 64)) : typeof event;
+      throw new WebhookInputError('webhook.events', `has an unknown event ${shown}`);
+    }
+  }
+  return Object.freeze([...new Set(value as WebhookEventType[])]);
+}
+
+const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/**
+ * Creates a notifier that delivers `manager`'s job events to the webhooks attached with `watch`/`attach`.
+ * Each event gets one `webhook-id` kept across its retries; every attempt resolves and checks the host again
+ * (a URL that starts failing the guard gives a failed attempt, never a connection) and is signed anew with
+ * `standardwebhooks`. Works without the HTTP adapter.
+ * @example
+ * const jobs = new BulkJobManager({ verifier });
+ * const notifier = createWebhookNotifier(jobs, { secrets: [process.env.WEBHOOK_SECRET!] });
+ * const job = await jobs.create({ emails, autoStart: false });
+ * await notifier.watch(job.id, { url: 'https://hooks.example.com/mailvet' });
+ * await jobs.start(job.id);
+ */
+export function createWebhookNotifier(
+  manager: Pick<BulkJobManagerApi, 'on' | 'get'>,
+  options: WebhookNotifierOptions = {},
+): WebhookNotifier {
+  const defaults = options.secrets === undefined ? undefined : checkSecrets(options.secrets, 'secrets');
+  const guard = webhookGuard(options.allowAddresses ?? []);
+  const allowHttp = options.allowHttpWebhooks ?? false;
+  const progressIntervalMs = whole(options.progressIntervalMs, 'progressIntervalMs', 10_000, 0, 86_400_000);
+  const connectTimeoutMs = whole(options.connectTimeoutMs, 'connectTimeoutMs', 5_000, 1, 600_000);
+  const timeoutMs = whole(options.timeoutMs, 'timeoutMs', 15_000, 1, 600_000);
+  const maxResponseBytes = whole(options.maxResponseBytes, 'maxResponseBytes', 65_536, 1, 16_777_216);
+  const delays = options.retryDelaysMs ?? DEFAULT_WEBHOOK_RETRY_DELAYS_MS;
+  delays.forEach((delay, index) => {
+    whole(delay, `retryDelaysMs[${index}]`, 0, 0, 7 * 86_400_000);
+  });
+  const clock = options.clock ?? realClock;
+  const random = options.random ?? Math.random;
+  const ids = options.ids ?? (() => `msg_${globalThis.crypto.randomUUID()}`);
+  const log = options.log ?? memoryWebhookLog();
+  const present = options.present ?? ((job: Job) => job);
+  let resolver = options.resolver;
+  let transport = options.transport;
+
+  const watches = new Map<string, Watch>();
+  const timers = new Set<unknown>();
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
+  let closed = false;
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  function release(watch: Watch): void {
+    watch.deliveries--;
+    if (watch.finished && watch.deliveries === 0 && watches.get(watch.jobId) === watch) {
+      watches.delete(watch.jobId);
+    }
+  }
+
+  async function attempt(watch: Watch, id: string, type: WebhookEventType, body: string, n: number) {
+    inFlight++;
+    let status: number | null = null;
+    let error: string | null = null;
+    const at = clock.now();
+    try {
+      resolver ??= nodeResolver();
+      const target = await checkTarget(watch.webhook.target, { resolver, guard });
+      transport ??= nodeWebhookTransport();
+      const headers = signWebhook(watch.webhook.secrets, id, clock.now(), body);
+      const response = await transport.send({
+        url: target.url,
+        address: target.address,
+        port: target.port,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body,
+        connectTimeoutMs,
+        timeoutMs,
+        maxResponseBytes,
+      });
+      status = response.status;
+      if (status < 200 || status > 299) error = `the receiver answered ${status}`;
+    } catch (caught) {
+      error = caught instanceof Error ? caught.message : String(caught);
+    }
+    const delay = error === null || closed ? null : retryDelayMs(delays, n - 1, random);
+    const state = error === null ? 'delivered' : delay === null ? 'failed' : 'retrying';
+    const next = delay === null ? null : clock.now() + delay;
+    try {
+      await log.append(watch.jobId, {
+        event_id: id,
+        event_type: type,
+        attempt: n,
+        attempted_at: iso(at),
+        status_code: status,
+        error,
+        state,
+        next_retry_at: next === null ? null : iso(next),
+      });
+    } catch {
+      // A log that fails must not stop deliveries; the attempt itself happened.
+    }
+    if (delay !== null) {
+      const timer = clock.setTimeout(() => {
+        timers.delete(timer);
+        void attempt(watch, id, type, body, n + 1);
+      }, delay);
+      timers.add(timer);
+    } else {
+      release(watch);
+    }
+    inFlight--;
+    if (inFlight === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  function deliver(watch: Watch, type: WebhookEventType, job: Job): void {
+    if (closed || !watch.webhook.events.includes(type)) return;
+    const now = clock.now();
+    const body = JSON.stringify({ type, timestamp: iso(now), data: present(job) });
+    watch.deliveries++;
+    void attempt(watch, ids(), type, body, 1);
+  }
+
+  function progress(watch: Watch, job: Job, force: boolean): void {
+    const now = clock.now();
+    if (job.completed === watch.lastProgressCompleted) return;
+    if (!force && watch.lastProgressAt !== null && now - watch.lastProgressAt < progressIntervalMs) return;
+    watch.lastProgressAt = now;
+    watch.lastProgressCompleted = job.completed;
+    deliver(watch, 'bulk.progress', job);
+  }
+
+  function final(job: Job, type: WebhookEventType): void {
+    const watch = watches.get(job.id);
+    if (watch === undefined || watch.finished) return;
+    watch.finished = true;
+    progress(watch, job, true);
+    deliver(watch, type, job);
+    if (watch.deliveries === 0) watches.delete(job.id);
+  }
+
+  const unsubscribe = [
+    manager.on('progress', (job) => {
+      const watch = watches.get(job.id);
+      if (watch !== undefined && !watch.finished) progress(watch, job, false);
+    }),
+    manager.on('complete', (job) => final(job, 'bulk.completed')),
+    manager.on('failed', (job) => final(job, 'bulk.failed')),
+  ];
+
+  async function prepare(spec: unknown, signing?: WebhookSigning): Promise<PreparedWebhook> {
+    if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+      throw new WebhookInputError('webhook', 'must be an object { url, events? }');
+    }
+    const { url, events, ...rest } = spec as Record<string, unknown>;
+    const unknown = Object.keys(rest)[0];
+    if (unknown !== undefined) {
+      throw new WebhookInputError('webhook', `has an unknown field ${JSON.stringify(unknown.slice(0, 64))}`);
+    }
+    const target = parseWebhookUrl(url, allowHttp);
+    const list = eventsOf(events);
+    const secrets = signing === undefined ? defaults : checkSecrets(signing.secrets);
+    if (secrets === undefined) throw new OptionsError('secrets', 'no webhook secret is configured');
+    resolver ??= nodeResolver();
+    await checkTarget(target, { resolver, guard });
+    return { target, events: list, secrets };
+  }
+
+  async function attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void> {
+    const watch: Watch = {
+      jobId,
+      webhook,
+      lastProgressAt: null,
+      lastProgressCompleted: -1,
+      finished: false,
+      deliveries: 0,
+    };
+    watches.set(jobId, watch);
+    const job = await manager.get(jobId, access);
+    if (job === undefined) {
+      if (watches.get(jobId) === watch) watches.delete(jobId);
+      throw new JobNotFoundError(jobId);
+    }
+    if (job.status === 'complete') final(job, 'bulk.completed');
+    else if (job.status === 'failed') final(job, 'bulk.failed');
+  }
+
+  return {
+    prepare,
+    attach,
+    async watch(jobId, spec, access = {}) {
+      const { secrets, ...rest } = access;
+      const prepared = await prepare(spec, secrets === undefined ? undefined : { secrets });
+      await attach(jobId, prepared, rest);
+    },
+    async deliveries(jobId) {
+      return log.list(jobId);
+    },
+    idle() {
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => idleWaiters.push(resolve));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const off of unsubscribe) off();
+      for (const timer of timers) clock.clearTimeout(timer);
+      timers.clear();
+      watches.clear();
+      await (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve)));
+    },
+  };
+}
