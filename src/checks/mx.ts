@@ -2,6 +2,8 @@
  * The MX check: finds the domain's mail hosts (RFC 5321 §5.1, RFC 7505) and lets only guarded addresses through.
  * @module
  */
+
+import { watchOptionalAbort } from '../abort-watch.js';
 import { type AddressGuard, createAddressGuard, type GuardDecision } from '../dns/guard.js';
 import { lookupName } from '../dns/name.js';
 import type { DnsAnswer, MxRecord } from '../dns/types.js';
@@ -51,13 +53,13 @@ function budget(state: CheckState): { signal: AbortSignal; release(): void } {
     controller.abort(outer?.reason);
     return { signal: controller.signal, release() {} };
   }
-  outer?.addEventListener('abort', onAbort, { once: true });
+  const unwatch = watchOptionalAbort(outer, onAbort);
   const timer = setTimeout(() => controller.abort(new Error('verification budget spent')), remaining);
   return {
     signal: controller.signal,
     release() {
       clearTimeout(timer);
-      outer?.removeEventListener('abort', onAbort);
+      unwatch();
     },
   };
 }

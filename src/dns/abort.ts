@@ -3,6 +3,8 @@
  * query (shared with other callers, or not cancellable) keeps running.
  * @module
  */
+
+import { watchAbort } from '../abort-watch.js';
 import { DnsError } from '../errors.js';
 import { requireLookupName } from './name.js';
 
@@ -26,15 +28,14 @@ export function raceSignal<T>(
     return Promise.reject(abortedLookup(hostname, signal));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortedLookup(hostname, signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const unwatch = watchAbort(signal, () => reject(abortedLookup(hostname, signal)));
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort);
+        unwatch();
         resolve(value);
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        unwatch();
         reject(error);
       },
     );

@@ -4,6 +4,7 @@
  * @module
  */
 import { connect, isIP, type Socket } from 'node:net';
+import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 
 /** Where and how to connect. */
@@ -42,9 +43,10 @@ export function connectSocket(
       port: target.port,
       ...(target.localAddress === undefined ? {} : { localAddress: target.localAddress }),
     });
+    let unwatch = (): void => {};
     const finish = (error?: SmtpError) => {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
+      unwatch();
       socket.off('connect', onConnect);
       socket.off('error', onError);
       if (error) {
@@ -71,6 +73,6 @@ export function connectSocket(
     );
     socket.once('connect', onConnect);
     socket.once('error', onError);
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    unwatch = watchOptionalAbort(options.signal, onAbort);
   });
 }

@@ -12,6 +12,7 @@
  */
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { watchOptionalAbort } from '../abort-watch.js';
 import { isSmtpError, SmtpError } from '../errors.js';
 import { createLineSplitter } from './line-splitter.js';
 import type { LineChannel } from './types.js';
@@ -43,13 +44,14 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
   const queue: string[] = [];
   let failure: SmtpError | null = null;
   let closed = false;
+  let unwatch = (): void => {};
   let waiter: { resolve: (line: string) => void; reject: (error: SmtpError) => void } | null = null;
 
   const fail = (error: SmtpError) => {
     failure ??= error;
     closed = true;
     socket.destroy();
-    options.signal?.removeEventListener('abort', onAbort);
+    unwatch();
     const pending = waiter;
     waiter = null;
     if (pending && queue.length === 0) pending.reject(failure);
@@ -109,7 +111,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
 
   attach(socket);
   if (options.signal?.aborted) onAbort();
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  else unwatch = watchOptionalAbort(options.signal, onAbort);
 
   return {
     get closed() {

@@ -15,6 +15,7 @@
  * @module
  */
 import pLimit from 'p-limit';
+import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
 import type { CommandOptions, PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
@@ -288,14 +289,14 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return new Promise<T>((resolve, reject) => {
       const stop = () => {
         clearTimeout(timer);
-        lease.signal?.removeEventListener('abort', onAbort);
+        unwatch();
       };
       const onAbort = () => {
         stop();
         reject(leaseError(lease));
       };
       const timer = setTimeout(onAbort, Math.max(0, lease.deadline - now()));
-      lease.signal?.addEventListener('abort', onAbort, { once: true });
+      const unwatch = watchOptionalAbort(lease.signal, onAbort);
       promise.then(
         (value) => {
           stop();
@@ -456,9 +457,10 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return new Promise<RcptOutcome>((resolve, reject) => {
       const state = stateOf(key);
       let timer: ReturnType<typeof setTimeout> | undefined;
+      let unwatch = (): void => {};
       const stop = () => {
         clearTimeout(timer);
-        lease.signal?.removeEventListener('abort', onExpire);
+        unwatch();
       };
       const waiter: Waiter = {
         target,
@@ -493,7 +495,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       dispatch(key);
       if (!state.waiters.includes(waiter)) return;
       timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
-      lease.signal?.addEventListener('abort', onExpire, { once: true });
+      unwatch = watchOptionalAbort(lease.signal, onExpire);
     });
   }
 

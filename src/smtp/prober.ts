@@ -3,6 +3,8 @@
  * opens SMTP sessions over the transport. Checks reach it through `runtime.prober`.
  * @module
  */
+
+import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 import type { CatchAllProbe } from '../result.js';
 import { catchAllOutcomeOf, createCatchAllCache, randomLocalPart } from './catch-all.js';
@@ -152,9 +154,10 @@ export function createProber(options: ProberOptions): Prober {
   /** Settles with `answer`, or rejects when the lease's budget is spent or its signal fires first. */
   function within(answer: Promise<CatchAllProbe>, lease: Lease): Promise<CatchAllProbe> {
     return new Promise<CatchAllProbe>((resolve, reject) => {
+      let unwatch = (): void => {};
       const stop = () => {
         clearTimeout(timer);
-        lease.signal?.removeEventListener('abort', onExpire);
+        unwatch();
       };
       const onExpire = () => {
         stop();
@@ -166,7 +169,7 @@ export function createProber(options: ProberOptions): Prober {
       };
       const timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
       if (lease.signal?.aborted === true) return onExpire();
-      lease.signal?.addEventListener('abort', onExpire, { once: true });
+      unwatch = watchOptionalAbort(lease.signal, onExpire);
       answer.then((value) => {
         stop();
         resolve(value);

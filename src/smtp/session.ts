@@ -4,6 +4,8 @@
  * limits are passed to the channel, measured with an injectable clock.
  * @module
  */
+
+import { watchAbort } from '../abort-watch.js';
 import { isSmtpError, SmtpError, type SmtpFailure } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
 import { createReplyParser, printable, type ReplyLimits } from './reply.js';
@@ -105,9 +107,9 @@ function abortRace(signals: readonly (AbortSignal | undefined)[]): {
     const onAbort = () => reject(new SmtpError('aborted', 'the SMTP exchange was aborted'));
     const active = signals.filter((signal): signal is AbortSignal => signal !== undefined);
     if (active.some((signal) => signal.aborted)) return onAbort();
-    for (const signal of active) signal.addEventListener('abort', onAbort, { once: true });
+    const unwatch = active.map((signal) => watchAbort(signal, onAbort));
     dispose = () => {
-      for (const signal of active) signal.removeEventListener('abort', onAbort);
+      for (const stop of unwatch) stop();
     };
   });
   promise.catch(() => {});

@@ -5,6 +5,7 @@
  * @module
  */
 import { SocksClient, type SocksProxy } from 'socks';
+import { watchOptionalAbort } from '../abort-watch.js';
 import { OptionsError, SmtpError } from '../errors.js';
 import { connectSocket } from './connect.js';
 import { socketChannel } from './line-channel.js';
@@ -128,8 +129,7 @@ export function socksTransport(options: SocksTransportOptions): Transport {
         1,
         Math.min(negotiationMs, connectOptions.timeoutMs - (Date.now() - started)),
       );
-      const onAbort = () => socket.destroy();
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const unwatch = watchOptionalAbort(signal, () => socket.destroy());
       try {
         const { socket: tunnel } = await SocksClient.createConnection({
           proxy: socksProxy,
@@ -155,7 +155,7 @@ export function socksTransport(options: SocksTransportOptions): Transport {
           },
         );
       } finally {
-        signal?.removeEventListener('abort', onAbort);
+        unwatch();
       }
     },
   };

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
+import { startDnsServer } from '../support/dns-server.js';
+import { startSmtpServer } from '../support/smtp-server.js';
 import { parseCsv, tempDir } from './support.js';
 
 const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
@@ -89,6 +91,45 @@ describe('mailvet (spawned)', () => {
       stderr: `mailvet: cannot read ${dir.file('nope.csv')}: no such file\n`,
     });
   });
+
+  it('prints nothing on standard error but its own lines when many addresses share one signal and one MX', async () => {
+    const dns = await startDnsServer({
+      'good.test': { mx: [{ priority: 10, exchange: 'mx.good.test' }] },
+      'mx.good.test': { a: ['127.0.0.2'] },
+    });
+    const smtp = await startSmtpServer({ host: '127.0.0.2', catchAll: true, delayMs: 20 });
+    try {
+      const input = dir.file('shared-signal.txt');
+      await writeFile(input, Array.from({ length: 60 }, (_, i) => `user${i}@good.test\n`).join(''));
+      const network = [
+        '--dns',
+        dns.address,
+        '--smtp-port',
+        String(smtp.port),
+        '--allow-address',
+        '127.0.0.0/8',
+      ];
+      const result = await run([
+        'bulk',
+        input,
+        '-o',
+        dir.file('shared-signal.csv'),
+        ...network,
+        '--allow-tld',
+        'test',
+        '--helo',
+        'spawn.mailvet-test.net',
+        '--concurrency',
+        '32',
+      ]);
+      expect(result.code, result.stderr).toBe(EXIT.ok);
+      // Only mailvet's own progress and summary lines: no MaxListenersExceededWarning, no other warning.
+      expect(result.stderr).not.toMatch(/Warning|\(node:\d+\)/);
+      expect(result.stderr).toContain('60 rows verified in');
+    } finally {
+      await Promise.all([dns.close(), smtp.close()]);
+    }
+  }, 60_000);
 
   it('bulk turns a CSV into a CSV with the result columns, row by row', async () => {
     const emails = ['jane@example.com', 'info@mailinator.com', 'x@', 'Bob@gmial.com', 'josé@exämple.com'];
