@@ -13,6 +13,7 @@ const BENCHES: Record<string, string[]> = {
   'bulk-network': ['--import', 'tsx', 'bench/bulk-network.ts'],
   http: ['--import', 'tsx', 'bench/http.ts'],
   typo: ['--import', 'tsx', 'bench/typo.ts'],
+  loop: ['--import', 'tsx', 'bench/loop.ts'],
 };
 
 const wanted = process.argv.slice(2);

@@ -77,6 +77,9 @@ export class BulkJobManager implements BulkJobManagerApi {
     failed: new Set(),
   };
   #inFlight = 0;
+  /** When the current stretch of work without an event-loop turn began (`performance.now()`), if any. */
+  #sliceStart: number | undefined;
+  #turnPending = false;
   #idle: (() => void)[] = [];
   #closing = false;
   #closed: Promise<void> | undefined;
@@ -366,9 +369,22 @@ export class BulkJobManager implements BulkJobManagerApi {
     this.#ready.push(job);
   }
 
-  /** Starts verifications while there is room and work, round-robin over jobs. */
+  /**
+   * Starts verifications while there is room and work, round-robin over jobs. After `yieldAfterMs` of work
+   * without an event-loop turn it stops and goes on from a `setImmediate`, so that I/O (an HTTP request, a
+   * timer) gets its turn even when every verification settles in a microtask.
+   */
   #pump(): void {
+    if (this.#turnPending) return;
     while (this.#inFlight < this.#options.concurrency && !this.#closing) {
+      if (this.#sliceSpent()) {
+        this.#turnPending = true;
+        setImmediate(() => {
+          this.#turnPending = false;
+          this.#pump();
+        });
+        return;
+      }
       const job = this.#ready.shift();
       if (job === undefined) return;
       job.inReady = false;
@@ -384,6 +400,22 @@ export class BulkJobManager implements BulkJobManagerApi {
       this.#makeReady(job);
       this.#launch(job, task);
     }
+  }
+
+  /**
+   * True when the work since the last event-loop turn has lasted `yieldAfterMs`. A stretch starts with the first
+   * call after a turn and ends at the next turn (an immediate marks it), so idle time never counts.
+   */
+  #sliceSpent(): boolean {
+    const now = performance.now();
+    if (this.#sliceStart === undefined) {
+      this.#sliceStart = now;
+      setImmediate(() => {
+        this.#sliceStart = undefined;
+      });
+      return false;
+    }
+    return now - this.#sliceStart >= this.#options.yieldAfterMs;
   }
 
   #launch(job: LiveJob, task: Task): void {

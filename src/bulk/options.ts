@@ -11,6 +11,7 @@ import type { BulkJobManagerOptions, BulkVerifier, Clock, JobStore } from './typ
 export const BULK_DEFAULTS = Object.freeze({
   concurrency: 64,
   perDomainConcurrency: 4,
+  yieldAfterMs: 5,
   maxJobs: 1000,
   maxAddressesPerJob: 1_000_000,
   maxAddressesPerAdd: 100_000,
@@ -24,6 +25,7 @@ export interface ResolvedBulkOptions {
   readonly verifierOptions: VerifyOptions;
   readonly concurrency: number;
   readonly perDomainConcurrency: number;
+  readonly yieldAfterMs: number;
   readonly maxJobs: number;
   readonly maxAddressesPerJob: number;
   readonly maxAddressesPerAdd: number;
@@ -39,6 +41,7 @@ const KNOWN_KEYS = new Set([
   'verifierOptions',
   'concurrency',
   'perDomainConcurrency',
+  'yieldAfterMs',
   'maxJobs',
   'maxAddressesPerJob',
   'maxAddressesPerAdd',
@@ -159,6 +162,7 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
       1,
       10_000,
     ),
+    yieldAfterMs: int(options.yieldAfterMs, 'yieldAfterMs', BULK_DEFAULTS.yieldAfterMs, 1, 1000),
     maxJobs: int(options.maxJobs, 'maxJobs', BULK_DEFAULTS.maxJobs, 1, 1_000_000),
     maxAddressesPerJob,
     maxAddressesPerAdd: int(

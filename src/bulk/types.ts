@@ -174,6 +174,12 @@ export interface BulkJobManagerOptions {
    * @default 4
    */
   readonly perDomainConcurrency?: number;
+  /**
+   * Longest stretch, in milliseconds, that the manager starts verifications without giving the event loop a
+   * turn. Verifications that do no I/O (offline checks, cached DNS) settle in microtasks, so without this a
+   * large job would starve the HTTP server that shares the process. 1-1000. @default 5
+   */
+  readonly yieldAfterMs?: number;
   /** Most jobs held at once (any status; `delete` frees a slot). @default 1000 */
   readonly maxJobs?: number;
   /** Most addresses in one job, duplicates included. @default 1000000 */
