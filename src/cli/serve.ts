@@ -32,6 +32,7 @@ const FLAGS: readonly FlagSpec[] = [
     value: '<address>',
     description: 'interface to listen on (default 127.0.0.1)',
   },
+  { name: 'no-console', type: 'boolean', description: 'do not serve the web console at /' },
   {
     name: 'greylist-delays',
     type: 'string',
@@ -66,7 +67,8 @@ export function greylistDelaysOf(source: Sourced<string> | undefined): readonly 
 /** Help text of `mailvet serve`. */
 export const SERVE_HELP = `Usage: mailvet serve [flags]
 
-Runs the HTTP API (/v1/verify, /v1/bulk, /v1/openapi.json, /healthz) until Ctrl-C or SIGTERM.
+Runs the HTTP API (/v1/verify, /v1/bulk, /v1/openapi.json, /healthz) and the web console (/) until Ctrl-C
+or SIGTERM.
 API keys come from MAILVET_API_KEYS (comma-separated); clients send "Authorization: Bearer <key>".
 The verification flags below set how the server verifies.
 
@@ -122,6 +124,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       apiKeys,
       verifier,
       jobs,
+      console: !args.flag('no-console'),
       logger: {
         error: (message, details) => {
           const reason = details.error instanceof Error ? details.error.message : String(details.error);

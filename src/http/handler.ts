@@ -2,6 +2,7 @@
  * `createHandler`: the whole API as one `(request: Request) => Promise<Response>` function.
  * @module
  */
+
 import { BulkJobManager } from '../bulk/manager.js';
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
@@ -9,6 +10,7 @@ import type { VerifyOptions } from '../options.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
+import { consoleResponse, isConsolePath, readConsole } from './console.js';
 import type { Context, Operation, Services } from './context.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
@@ -56,6 +58,12 @@ export interface HandlerOptions {
   /** Makes request ids for requests that bring no usable `X-Request-Id`. @default crypto.randomUUID */
   readonly requestId?: RequestIdGenerator;
   /**
+   * The web console at `/` (its assets under `/console/`), built by `npm run build` into dist/console; `false`
+   * turns it off (then `/` is a 404 like any unknown path), `{ dir }` serves a console built elsewhere.
+   * @default true
+   */
+  readonly console?: boolean | { readonly dir: string };
+  /**
    * Signed webhooks of bulk jobs (Standard Webhooks): per-API-key secrets and default URL, SSRF guard
    * settings, timeouts and retry schedule. See docs/events.md. @default none (a `webhook` field is refused)
    */
@@ -91,6 +99,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
 };
 
 const KNOWN_OPTIONS = new Set([
+  'console',
   'verifier',
   'verifierOptions',
   'jobs',
@@ -186,6 +195,10 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
+  const consoleOn = options.console !== false;
+  const consoleFiles = consoleOn
+    ? readConsole(typeof options.console === 'object' ? options.console.dir : undefined)
+    : undefined;
   let closed = false;
 
   async function respond(request: Request): Promise<Response> {
@@ -194,6 +207,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     try {
       if (closed) throw new HttpError('service_unavailable', 'the server is shutting down');
       const { pathname, query } = pathAndQuery(request.url);
+      if (consoleOn && isConsolePath(pathname))
+        return consoleResponse(consoleFiles, request.method, pathname);
       const match = router.match(request.method, pathname);
       const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
       let tenant: string | undefined;

@@ -1,0 +1,54 @@
+/**
+ * Plain words for statuses and sub-statuses (docs/taxonomy.md), and the icon that goes with each status, so that
+ * a status is never told by colour alone.
+ * @module
+ */
+import type { Result } from './types.js';
+
+/** Every status, in the order the console lists them. */
+export const STATUSES: readonly Result['status'][] = [
+  'valid',
+  'catch_all',
+  'unknown',
+  'do_not_mail',
+  'invalid',
+];
+
+/** A status as a word and an icon. */
+export const STATUS_LABEL: Readonly<Record<Result['status'], { word: string; icon: string }>> = {
+  valid: { word: 'Valid', icon: '✔' },
+  catch_all: { word: 'Catch-all', icon: '◐' },
+  unknown: { word: 'Unknown', icon: '?' },
+  do_not_mail: { word: 'Do not mail', icon: '⚠' },
+  invalid: { word: 'Invalid', icon: '✖' },
+};
+
+const SUB_STATUS: Readonly<Record<string, string>> = {
+  failed_syntax_check: 'Not a deliverable address (syntax).',
+  no_dns_entries: 'The domain does not exist or has no mail servers.',
+  does_not_accept_mail: 'The domain says it accepts no mail (null MX).',
+  unroutable_ip_address: 'The mail servers are on addresses that are not on the internet.',
+  mailbox_not_found: 'The mail server says this mailbox does not exist.',
+  mailbox_disabled: 'The mailbox exists but is disabled.',
+  mailbox_quota_exceeded: 'The mailbox is full.',
+  greylisted: 'The server asked to try again later (greylisting).',
+  mail_server_temporary_error: 'The mail server had a temporary problem.',
+  mail_server_did_not_respond: 'The mail server did not greet us in time.',
+  timeout_exceeded: 'The check ran out of time.',
+  failed_smtp_connection: 'No mail server could be reached.',
+  forcible_disconnect: 'The mail server hung up during the check.',
+  antispam_system: 'The mail server refused the check by policy (says nothing about the mailbox).',
+  dns_error: 'DNS gave no answer; try again later.',
+  smtp_protocol_error: 'The mail server answered in a way that breaks the protocol.',
+  exception_occurred: 'An unexpected error happened during the check.',
+  smtp_not_checked: 'The address looks fine, but the mailbox was not checked.',
+  disposable: 'A throwaway (disposable) address provider.',
+  role_based: 'A role address (a team or function, not a person).',
+  blocklisted: 'On the blocklist.',
+};
+
+/** The sub-status in plain words (the code itself for one the console does not know). */
+export function subStatusWords(subStatus: string | null): string {
+  if (subStatus === null) return 'The mail server accepted this address.';
+  return SUB_STATUS[subStatus] ?? subStatus;
+}

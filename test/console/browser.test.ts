@@ -1,0 +1,164 @@
+/**
+ * The console in a real browser: Playwright (playwright-core) driving Debian's Chromium, headless, against
+ * createServer with loopback DNS and SMTP servers. Skipped, with a notice, where no Chromium is installed
+ * (`apt-get install -y chromium`; .ci/run installs it).
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { parse } from 'csv-parse/sync';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeResolver } from '../../src/dns/node.js';
+import { createServer, type RunningServer } from '../../src/http/node.js';
+import type { Zone } from '../../src/testing/zone.js';
+import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+
+const CHROMIUM = process.env.MAILVET_CHROMIUM ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+if (!available)
+  console.log(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+
+const KEY = 'console-test-key';
+const zone: Zone = {
+  'good.test': { mx: [{ priority: 10, exchange: 'mx.good.test' }] },
+  'mx.good.test': { a: ['127.0.0.2'] },
+};
+
+let dns: DnsTestServer;
+let smtp: SmtpServerHarness;
+let server: RunningServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!available) return;
+  dns = await startDnsServer(zone);
+  smtp = await startSmtpServer({ host: '127.0.0.2', mailboxes: { alice: 'ok', bob: 'ok' } });
+  server = await createServer({
+    port: 0,
+    host: '127.0.0.1',
+    apiKeys: [KEY],
+    limits: { requestsPerSecond: 10_000, burst: 10_000 },
+    verifierOptions: {
+      resolver: nodeResolver({ servers: [dns.address] }),
+      smtpPort: smtp.port,
+      allowAddresses: ['127.0.0.0/8'],
+      allowTlds: ['test'],
+      heloHost: 'console.mailvet-test.net',
+    },
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await Promise.all([dns?.close(), smtp?.close()]);
+});
+
+async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on('dialog', (dialog) => {
+    dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+    void dialog.accept();
+  });
+  await page.goto(server.url);
+  await page.getByLabel('API key').fill('wrong-key');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect.poll(() => page.getByRole('alert').textContent()).toContain('API key');
+  await page.getByLabel('API key').fill(KEY);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Verify one address' }).waitFor();
+  return { page, dialogs };
+}
+
+async function verify(page: Page, email: string) {
+  await page.getByLabel('Email address').fill(email);
+  await page.getByRole('button', { name: 'Verify', exact: true }).click();
+  const card = page.getByRole('article', { name: `Result for ${email}` });
+  await card.waitFor();
+  return card;
+}
+
+describe.skipIf(!available)('the console in Chromium', () => {
+  it('signs in, verifies addresses into cards, and renders hostile input as text', async () => {
+    const { page, dialogs } = await signedIn();
+    const good = await verify(page, 'alice@good.test');
+    expect(await good.getByTestId('status').textContent()).toContain('Valid');
+    const bad = await verify(page, 'nobody@good.test');
+    expect(await bad.getByTestId('status').textContent()).toContain('Invalid');
+    expect(await bad.getByTestId('sub-status').textContent()).toBe(
+      'The mail server says this mailbox does not exist.',
+    );
+    expect(await bad.getByTestId('reason').textContent()).toContain('550');
+    // A typo: the suggestion is a button that verifies the corrected address (gmail.com is NXDOMAIN on the
+    // loopback DNS server: no packet leaves the machine).
+    const typo = await verify(page, 'alice@gmial.com');
+    expect(await typo.getByTestId('suggestion').textContent()).toBe('alice@gmail.com');
+    await typo.getByTestId('suggestion').click();
+    await page.getByRole('article', { name: 'Result for alice@gmail.com' }).waitFor();
+    const hostile = '"<img src=x onerror=alert(1)>"@example.com';
+    const card = await verify(page, hostile);
+    expect(await card.getByRole('heading').textContent()).toBe(hostile);
+    expect(await page.locator('article img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await page.context().close();
+  }, 60_000);
+
+  it('uploads a 2,000-row CSV, follows it to 100 %, downloads the results, and deletes the job', async () => {
+    const { page, dialogs } = await signedIn();
+    const rows = Array.from({ length: 2000 }, (_, i) => {
+      const local = i % 10 === 0 ? 'alice' : `user${i}`;
+      return `${i},"Person, ${i}",${local}@good.test,<b>${i}</b>`;
+    });
+    const csv = `id,name,E-Mail,notes\n${rows.join('\n')}\n`;
+    await page.getByLabel('Drop a CSV or TXT file here, or choose one').setInputFiles({
+      name: 'signups.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(csv),
+    });
+    await expect.poll(() => page.getByLabel('Email column').inputValue()).toBe('2');
+    await page.getByRole('button', { name: 'Start verification' }).click();
+    await expect
+      .poll(() => page.getByTestId('job-percent').first().textContent(), { timeout: 60_000 })
+      .toBe('100');
+    expect(await page.getByTestId('job-status').first().textContent()).toBe('complete');
+    expect(await page.getByTestId('count-valid').first().textContent()).toBe('200');
+    expect(await page.getByTestId('count-invalid').first().textContent()).toBe('1800');
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).first().click(),
+    ]);
+    const downloaded = parse(await readFile((await download.path()) as string, 'utf8'), {
+      columns: true,
+    }) as Record<string, string>[];
+    const jobs = (await (
+      await fetch(`${server.url}/v1/bulk`, { headers: { authorization: `Bearer ${KEY}` } })
+    ).json()) as { jobs: { id: string }[] };
+    const id = jobs.jobs.at(-1)?.id ?? '';
+    const api = parse(
+      await (
+        await fetch(`${server.url}/v1/bulk/${id}/results?format=csv`, {
+          headers: { authorization: `Bearer ${KEY}` },
+        })
+      ).text(),
+      { columns: true },
+    ) as Record<string, string>[];
+    expect(downloaded).toHaveLength(2000);
+    expect(downloaded).toEqual(api);
+
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await expect.poll(() => page.getByTestId('job-row').count()).toBeGreaterThan(0);
+    const before = await page.getByTestId('job-row').count();
+    await page.getByTestId('job-row').first().getByRole('button', { name: 'Delete' }).click();
+    await expect.poll(() => page.getByTestId('job-row').count()).toBe(before - 1);
+    expect(dialogs.some((dialog) => dialog.startsWith('confirm: Delete the job signups.csv'))).toBe(true);
+    await page.context().close();
+  }, 120_000);
+});
