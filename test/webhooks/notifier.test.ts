@@ -174,6 +174,18 @@ describe('createWebhookNotifier', () => {
     });
   });
 
+  it('sends nothing for a job detached before it ends', async () => {
+    const { transport, sends } = recordingTransport();
+    const { jobs, notifier } = setup({ transport });
+    const job = await jobs.create({ emails: ['a@example.com'], autoStart: false });
+    await notifier.watch(job.id, { url: 'https://hooks.test/in' });
+    notifier.detach(job.id);
+    await jobs.start(job.id);
+    await until(async () => (await jobs.get(job.id))?.status === 'complete');
+    await settle();
+    expect(sends).toHaveLength(0);
+  });
+
   it.each([
     ['a name resolving to 127.0.0.1 without an allow entry', 'https://hooks.test/in', []],
     ['a name resolving to 10.0.0.1', 'https://private.test/in', undefined],
