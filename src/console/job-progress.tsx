@@ -1,11 +1,12 @@
 /**
  * A job while it runs and after: progress, a count per status, elapsed time and an estimate of what is left,
- * downloads. Polls the job once a second until it is complete or failed.
+ * downloads. Follows the job's event stream (live), and polls once a second when the stream cannot be read.
  * @module
  */
 import { useSignal, useSignalEffect } from '@preact/signals';
 import { json } from './api.js';
 import { downloadResults } from './download.js';
+import { followJob } from './job-stream.js';
 import type { Job } from './types.js';
 import { STATUS_LABEL, STATUSES } from './words.js';
 
@@ -21,6 +22,7 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
   useSignalEffect(() => {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const controller = new AbortController();
     const poll = async () => {
       try {
         const current = await json<Job>(apiKey, `v1/bulk/${encodeURIComponent(id)}`);
@@ -33,9 +35,24 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       }
       timer = setTimeout(() => void poll(), 1000);
     };
-    void poll();
+    void followJob(
+      apiKey,
+      id,
+      (current) => {
+        job.value = current;
+      },
+      controller.signal,
+    ).then(
+      () => {
+        if (!stopped && job.value?.status !== 'complete' && job.value?.status !== 'failed') void poll();
+      },
+      () => {
+        if (!stopped) void poll();
+      },
+    );
     return () => {
       stopped = true;
+      controller.abort();
       clearTimeout(timer);
     };
   });
