@@ -3,9 +3,11 @@
  * @module
  */
 import { BulkJobManager } from '../bulk/manager.js';
+import { isMailvetError } from '../errors.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
 import { createVerifier, type Verifier } from '../verifier.js';
+import { checkSecrets } from '../webhooks/sign.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
   integer,
@@ -64,6 +66,23 @@ export function greylistDelaysOf(source: Sourced<string> | undefined): readonly 
   return parts.map((part) => Number(part) * 1000);
 }
 
+/**
+ * The webhook signing secrets of MAILVET_WEBHOOK_SECRETS (one `whsec_` secret, or two comma-separated while
+ * rotating), used for every API key; `undefined` when unset (webhooks are then off).
+ */
+function webhookSecretsOf(value: string | undefined): readonly string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  try {
+    return checkSecrets(
+      value.split(',').map((part) => part.trim()),
+      'MAILVET_WEBHOOK_SECRETS',
+    );
+  } catch (error) {
+    if (isMailvetError(error)) throw usageError(error.message);
+    throw error;
+  }
+}
+
 /** Help text of `mailvet serve`. */
 export const SERVE_HELP = `Usage: mailvet serve [flags]
 
@@ -76,6 +95,8 @@ Flags:
 ${flagHelp(FLAGS)}
 
 Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, and the MAILVET_* of the flags.
+MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) turns on signed job webhooks
+(POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md).
 Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
 `;
@@ -94,6 +115,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
   if (apiKeys.length === 0) throw usageError('serve needs API keys: set MAILVET_API_KEYS=key1,key2');
+  const webhookSecrets = webhookSecretsOf(io.env.MAILVET_WEBHOOK_SECRETS);
   const greylistDelaysMs = greylistDelaysOf(
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
@@ -124,6 +146,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       apiKeys,
       verifier,
       jobs,
+      ...(webhookSecrets === undefined
+        ? {}
+        : {
+            webhooks: {
+              keys: Object.fromEntries(apiKeys.map((key) => [key, { secrets: webhookSecrets }])),
+              ...(built.options.resolver === undefined ? {} : { resolver: built.options.resolver }),
+            },
+          }),
       console: !args.flag('no-console'),
       logger: {
         error: (message, details) => {

@@ -256,5 +256,6 @@ export const listJobs: Operation = async (context) => {
 /** `DELETE /v1/bulk/{id}` → 204. */
 export const deleteJob: Operation = async (context) => {
   await context.services.jobs.delete(jobId(context), access(context));
+  context.services.webhooks?.notifier.detach(jobId(context));
   return emptyResponse(204, context.headers);
 };

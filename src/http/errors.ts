@@ -21,14 +21,14 @@ export const HTTP_ERRORS = {
   conflict: { status: 409, message: 'the request conflicts with the state of the job' },
   job_not_complete: { status: 409, message: 'the job is not complete; poll it, or ask with ?partial=true' },
   job_failed: { status: 409, message: 'the job failed; ask with ?partial=true for the results it produced' },
-  webhook_refused: {
-    status: 422,
-    message: 'the webhook URL is refused: it must be https and resolve to public addresses only',
-  },
   payload_too_large: { status: 413, message: 'the request body is too large' },
   unsupported_media_type: {
     status: 415,
     message: 'the request body must be application/json (or, for address lists, text/plain or text/csv)',
+  },
+  webhook_refused: {
+    status: 422,
+    message: 'the webhook URL is refused: it must be https and resolve to public addresses only',
   },
   rate_limited: {
     status: 429,

@@ -86,6 +86,11 @@ export interface WebhookNotifier {
   prepare(spec: unknown, signing?: WebhookSigning): Promise<PreparedWebhook>;
   /** Attaches a prepared webhook to job `jobId`; a job that is finished already gets its final event. */
   attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void>;
+  /**
+   * Stops watching `jobId` (call it when the job is deleted): no more events are sent for it; deliveries
+   * already under way keep their retries.
+   */
+  detach(jobId: string): void;
   /** `prepare` then `attach`. */
   watch(jobId: string, spec: unknown, access?: JobAccess & Partial<WebhookSigning>): Promise<void>;
   /** The delivery attempts of `jobId`, oldest first. */
@@ -322,6 +327,12 @@ export function createWebhookNotifier(
   return {
     prepare,
     attach,
+    detach(jobId) {
+      const watch = watches.get(jobId);
+      if (watch === undefined) return;
+      watch.finished = true;
+      if (watch.deliveries === 0) watches.delete(jobId);
+    },
     async watch(jobId, spec, access = {}) {
       const { secrets, ...rest } = access;
       const prepared = await prepare(spec, secrets === undefined ? undefined : { secrets });

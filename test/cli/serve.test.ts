@@ -72,6 +72,32 @@ describe('mailvet serve', () => {
     expect(await server.exited).toBe(EXIT.ok);
   });
 
+  it('turns on signed webhooks with MAILVET_WEBHOOK_SECRETS, and refuses a bad secret', async () => {
+    const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+    const server = await serve(['--port', '0', '--no-dns'], {
+      MAILVET_API_KEYS: 'k',
+      MAILVET_WEBHOOK_SECRETS: secret,
+    });
+    const post = (webhook: unknown) =>
+      fetch(`${server.url}/v1/bulk`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ webhook }),
+      });
+    const refused = await post({ url: 'https://10.0.0.1/hook' });
+    expect(refused.status).toBe(422);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('webhook_refused');
+    expect((await post({ url: 'https://10.0.0.1/hook', events: ['nope'] })).status).toBe(400);
+    server.stop();
+    expect(await server.exited).toBe(EXIT.ok);
+
+    const bad = await runCli(['serve', '--port', '0'], {
+      env: { MAILVET_API_KEYS: 'k', MAILVET_WEBHOOK_SECRETS: 'not-a-secret' },
+    });
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.stderr).toMatch(/^mailvet: MAILVET_WEBHOOK_SECRETS entry 0 must be whsec_/);
+  });
+
   it('needs API keys, and rejects malformed ones, a bad port, or arguments', async () => {
     expect(await runCli(['serve', '--port', '0'])).toEqual({
       code: EXIT.usage,

@@ -174,6 +174,18 @@ describe('createWebhookNotifier', () => {
     });
   });
 
+  it('sends nothing for a job detached before it ends', async () => {
+    const { transport, sends } = recordingTransport();
+    const { jobs, notifier } = setup({ transport });
+    const job = await jobs.create({ emails: ['a@example.com'], autoStart: false });
+    await notifier.watch(job.id, { url: 'https://hooks.test/in' });
+    notifier.detach(job.id);
+    await jobs.start(job.id);
+    await until(async () => (await jobs.get(job.id))?.status === 'complete');
+    await settle();
+    expect(sends).toHaveLength(0);
+  });
+
   it.each([
     ['a name resolving to 127.0.0.1 without an allow entry', 'https://hooks.test/in', []],
     ['a name resolving to 10.0.0.1', 'https://private.test/in', undefined],
@@ -181,6 +193,8 @@ describe('createWebhookNotifier', () => {
     ['a name resolving to 169.254.169.254', 'https://metadata.test/in', undefined],
     ['169.254.169.254 itself', 'https://169.254.169.254/latest/meta-data', undefined],
     ['http://[::1]', 'http://[::1]/in', undefined],
+    ['IPv4-mapped loopback', 'http://[::ffff:127.0.0.1]/in', []],
+    ['NAT64 of 10.0.0.1', 'https://[64:ff9b::a00:1]/in', undefined],
     ['decimal 127.0.0.1', 'http://2130706433/in', []],
     ['hex 127.0.0.1', 'http://0x7f000001/in', []],
     ['dotted hex 10.0.0.1', 'http://0xa.0.0.1/in', undefined],

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nodeWebhookTransport } from '../../src/webhooks/node-transport.js';
@@ -10,11 +12,11 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-function requestTo(port: number, overrides: { timeoutMs?: number } = {}) {
+function requestTo(port: number, overrides: { timeoutMs?: number; url?: string } = {}) {
   const body = JSON.stringify({ type: 'bulk.completed', timestamp: new Date().toISOString(), data: {} });
   return {
     // The name never resolves: the transport must connect to `address` without a lookup.
-    url: new URL(`http://hooks.mailvet.invalid:${port}/in?x=1`),
+    url: new URL(overrides.url ?? `http://hooks.mailvet.invalid:${port}/in?x=1`),
     address: '127.0.0.1',
     port,
     headers: { ...signWebhook([SECRET], 'msg_1', Date.now(), body), 'content-type': 'application/json' },
@@ -99,5 +101,28 @@ describe('nodeWebhookTransport', () => {
     const port = (server.address() as AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await expect(nodeWebhookTransport().send(requestTo(port))).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('speaks TLS to the checked address, verifying the certificate against the URL host name', async () => {
+    const cert = readFileSync('fixtures/tls/cert.pem', 'utf8'); // CN and SAN mx.test.local
+    const server = createHttpsServer(
+      { cert, key: readFileSync('fixtures/tls/key.pem', 'utf8') },
+      (req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(200).end('ok'));
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const transport = nodeWebhookTransport({ ca: cert });
+    const good = await transport.send(requestTo(port, { url: `https://mx.test.local:${port}/in` }));
+    expect(good).toEqual({ status: 200, bytesRead: 2, truncated: false });
+    await expect(
+      transport.send(requestTo(port, { url: `https://other.test.local:${port}/in` })),
+    ).rejects.toThrow(/altnames|certificate/i);
+    await expect(
+      nodeWebhookTransport().send(requestTo(port, { url: `https://mx.test.local:${port}/in` })),
+    ).rejects.toThrow(/self.signed|certificate/i);
   });
 });
