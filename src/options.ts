@@ -2,9 +2,11 @@
  * Options of `verify` and `createVerifier`, their defaults, and their one-time validation.
  * @module
  */
+
 import type { Check } from './checks/types.js';
 import { parseCidrList } from './dns/guard.js';
 import type { Resolver } from './dns/types.js';
+import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
 import type { Transport } from './smtp/types.js';
 
@@ -255,13 +257,12 @@ function entrySet(value: unknown, key: string): ReadonlySet<string> {
   return new Set(strings(value, key).map((entry) => entry.trim().toLowerCase().replace(/^[@.]/, '')));
 }
 
-function optionalString(options: VerifyOptions, key: 'heloHost' | 'mailFrom'): string | undefined {
+function envelopeOption(options: VerifyOptions, key: 'heloHost' | 'mailFrom'): string | undefined {
   const value = options[key];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.length === 0 || value.length > 255 || /[\s\0]/.test(value)) {
-    throw new OptionsError(key, 'must be a non-empty string of at most 255 characters without white space');
-  }
-  return value;
+  const problem = key === 'heloHost' ? heloHostProblem(value) : mailFromProblem(value);
+  if (problem !== undefined) throw new OptionsError(key, problem);
+  return value as string;
 }
 
 function listPatch(value: unknown, key: string): void {
@@ -386,8 +387,8 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     disableChecks: new Set(strings(options.disableChecks, 'disableChecks')),
     resolver: seam<Resolver>(options.resolver, 'resolver', ['mx', 'addresses']),
     transport: seam<Transport>(options.transport, 'transport', ['connect']),
-    heloHost: optionalString(options, 'heloHost'),
-    mailFrom: optionalString(options, 'mailFrom'),
+    heloHost: envelopeOption(options, 'heloHost'),
+    mailFrom: envelopeOption(options, 'mailFrom'),
     smtpPort: int(options, 'smtpPort', 1, 65_535),
     timeoutMs: int(options, 'timeoutMs', 1, 600_000),
     connectTimeoutMs: int(options, 'connectTimeoutMs', 1, 600_000),

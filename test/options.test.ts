@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMailvetError, OptionsError } from '../src/errors.js';
 import { applyBudget, DEFAULTS, resolveOptions, type VerifyOptions } from '../src/options.js';
+import { createVerifier } from '../src/verifier.js';
 
 function optionError(options: unknown): OptionsError {
   try {
@@ -94,5 +95,52 @@ describe('applyBudget', () => {
     expect(() => applyBudget(base, { signal: 'x' as unknown as AbortSignal })).toThrow(
       /^signal must be an AbortSignal/,
     );
+  });
+});
+
+describe('heloHost and mailFrom (they go onto the SMTP wire as they are)', () => {
+  it.each([
+    ['heloHost', 'mx\u0085check.example.net'],
+    ['heloHost', 'mx\u0001.example.net'],
+    ['heloHost', 'mx.example.net\uD800'],
+    ['heloHost', '<mx.example.net>'],
+    ['heloHost', 'mx example.net'],
+    ['heloHost', `${'a'.repeat(64)}.example.net`],
+    ['heloHost', `${'a.'.repeat(130)}net`],
+    ['heloHost', '-mx.example.net'],
+    ['heloHost', '[999.1.1.1]'],
+    ['heloHost', ''],
+    ['heloHost', 42],
+    ['mailFrom', 'verify'],
+    ['mailFrom', '@example.net'],
+    ['mailFrom', 'verify@'],
+    ['mailFrom', 'verify@example.net>'],
+    ['mailFrom', '<verify@example.net>'],
+    ['mailFrom', 'ver\u0085ify@example.net'],
+    ['mailFrom', 'ver\u2028ify@example.net'],
+    ['mailFrom', 'verify@exa mple.net'],
+    ['mailFrom', `${'v'.repeat(250)}@example.net`],
+    ['mailFrom', 'verify@bad_host!'],
+    ['mailFrom', 'v\uDC00@example.net'],
+  ])('refuses %s %j with an OptionsError naming it', (key, value) => {
+    expect(() => createVerifier({ [key]: value } as never)).toThrow(OptionsError);
+    try {
+      createVerifier({ [key]: value } as never);
+    } catch (error) {
+      expect((error as OptionsError).option).toBe(key);
+    }
+  });
+
+  it.each([
+    { heloHost: 'mx-check.example.net' },
+    { heloHost: 'MX.Example.NET.' },
+    { heloHost: '[192.0.2.1]' },
+    { heloHost: '[IPv6:2001:db8::1]' },
+    { mailFrom: 'verify@mx-check.example.net' },
+    { mailFrom: 'bounce+tag@[192.0.2.1]' },
+    { mailFrom: 'vérifier@exemple.fr' },
+  ])('accepts %j', async (options) => {
+    const verifier = createVerifier({ ...options, dns: false, smtp: false });
+    await verifier.dispose();
   });
 });

@@ -94,7 +94,7 @@ describe('mailvet', () => {
       [
         ['verify', '--from', 'has space@x.test', 'a@b.test'],
         {},
-        /^mailvet: --from must be a non-empty string/,
+        /^mailvet: --from must not contain white space, < or >/,
       ],
       [['verify', '--helo', 'x'.repeat(300), 'a@b.test'], {}, /^mailvet: --helo must be/],
       [['verify', '--proxy', 'ftp://127.0.0.1', 'a@b.test'], {}, /^mailvet: --proxy must use socks5:/],
