@@ -203,6 +203,8 @@ export const EMBEDDED_IPV4: readonly (BlockedRange & { readonly offset: number }
 ];
 
 const GLOBAL_UNICAST = parseCidr('2000::/3') as CidrRange;
+/** The IPv4-mapped form (`::ffff:a.b.c.d`): the only embedded form that an IPv4 allow entry opens. */
+const IPV4_MAPPED = '::ffff:0:0/96';
 
 function compile<T extends BlockedRange>(list: readonly T[]): (T & { readonly cidr: CidrRange })[] {
   return list.map((entry) => ({ ...entry, cidr: parseCidr(entry.range) as CidrRange }));
@@ -258,7 +260,11 @@ export function createAddressGuard(allow: readonly (string | CidrRange)[] = []):
       const carrier = EMBEDDED.find((entry) => inRange(ip, entry.cidr));
       if (carrier !== undefined) {
         const v4: IpAddress = { family: 4, bytes: ip.bytes.slice(carrier.offset, carrier.offset + 4) };
-        if (isAllowListed(v4)) return { allowed: true, reason: 'allow_listed', detail: null };
+        // Only the IPv4-mapped form is the IPv4 host itself (a dual-stack socket): an allow entry for an IPv4
+        // range opens it. NAT64 and 6to4 forms go through a translator or relay and leave the host, so they
+        // stay refused unless the IPv6 range itself is allowed (checked above).
+        if (carrier.range === IPV4_MAPPED && isAllowListed(v4))
+          return { allowed: true, reason: 'allow_listed', detail: null };
         const blocked = V4.find((entry) => inRange(v4, entry.cidr));
         return blocked === undefined
           ? { allowed: true, reason: 'global', detail: null }

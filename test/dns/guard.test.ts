@@ -250,16 +250,9 @@ describe('the SSRF guard', () => {
     }
   });
 
-  it('lets allow-listed ranges through, IPv4 ranges also in their IPv6 forms', () => {
+  it('lets allow-listed ranges through, IPv4 ranges also in their IPv4-mapped form', () => {
     const allowing = createAddressGuard(['127.0.0.0/8', 'fd00::/8', '64:ff9b:1::/48']);
-    for (const address of [
-      '127.0.0.1',
-      '127.255.0.9',
-      '::ffff:127.0.0.2',
-      '64:ff9b::7f00:1',
-      'fd12::1',
-      '64:ff9b:1::a',
-    ]) {
+    for (const address of ['127.0.0.1', '127.255.0.9', '::ffff:127.0.0.2', 'fd12::1', '64:ff9b:1::a']) {
       expect(allowing.check(address), address).toMatchObject({ allowed: true, reason: 'allow_listed' });
     }
     for (const address of ['169.254.0.1', '10.0.0.1', '::1', 'fe80::1', 'fc00::1', '::ffff:10.0.0.1']) {
@@ -267,6 +260,23 @@ describe('the SSRF guard', () => {
     }
     expect(isRoutable('::1', ['::1'])).toBe(true);
     expect(isRoutable('::1')).toBe(false);
+  });
+
+  it('does not open the NAT64 and 6to4 forms of an allowed IPv4 range: they leave the host', () => {
+    const allowing = createAddressGuard(['127.0.0.0/8']);
+    for (const address of [
+      '64:ff9b::7f00:1',
+      '64:ff9b::127.0.0.1',
+      '2002:7f00:1::1',
+      '2002:7f00:1:ffff::1',
+    ]) {
+      const decision = allowing.check(address);
+      expect(decision, address).toMatchObject({ allowed: false, reason: 'special_purpose' });
+      expect(decision.detail).toMatch(/127\.0\.0\.0\/8 loopback \(via (64:ff9b::\/96 NAT64|2002::\/16 6to4)/);
+    }
+    // Unless the IPv6 range itself is asked for.
+    expect(createAddressGuard(['64:ff9b::/96']).check('64:ff9b::7f00:1')).toMatchObject({ allowed: true });
+    expect(createAddressGuard(['2002::/16']).check('2002:7f00:1::1')).toMatchObject({ allowed: true });
   });
 
   it('refuses whatever it cannot parse, and never throws', () => {
