@@ -2,7 +2,7 @@
  * `mailvet bulk <file|-> [-o out]`: verifies a list, streaming it through the verifier in input order.
  * @module
  */
-import { createReadStream, type ReadStream } from 'node:fs';
+import { createReadStream, fstatSync, type ReadStream, type Stats, statSync } from 'node:fs';
 import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -124,6 +124,34 @@ async function sourceOf(arg: string, io: CliIo): Promise<Source> {
   return { name: arg, path, open: () => createReadStream(path) };
 }
 
+/**
+ * True when `outPath` is the input under another name: the same device and inode as the input file (a symlink,
+ * a hard link, `./in.txt`), or as the file standard input is redirected from (`bulk - -o in.txt < in.txt`).
+ * Writing it would read back what is written, and grow it without end.
+ */
+function sameFile(outPath: string, source: Source, io: CliIo): boolean {
+  // Synchronous on purpose: no turn of the event loop between opening standard input and reading it.
+  let out: Stats;
+  try {
+    out = statSync(outPath);
+  } catch {
+    return false; // no output file yet: nothing to compare
+  }
+  let input: Stats | undefined;
+  if (source.path !== undefined) input = statSync(source.path);
+  else {
+    const fd = (io.stdin as { fd?: unknown }).fd;
+    if (typeof fd === 'number') {
+      try {
+        input = fstatSync(fd);
+      } catch {
+        input = undefined;
+      }
+    }
+  }
+  return input !== undefined && input.isFile() && input.dev === out.dev && input.ino === out.ino;
+}
+
 function inputOptions(source: Source, column: string | undefined) {
   return { name: source.name, column, text: source.path?.toLowerCase().endsWith('.txt') ?? false };
 }
@@ -232,7 +260,7 @@ async function planOf(args: ParsedArgs, io: CliIo): Promise<BulkPlan> {
   const resume = args.flag('resume');
   if (resume && outPath === undefined) throw usageError('--resume needs an output file: -o <file>');
   const source = await sourceOf(inputArg, io);
-  if (outPath !== undefined && outPath === source.path) {
+  if (outPath !== undefined && (outPath === source.path || sameFile(outPath, source, io))) {
     throw usageError('the output file must not be the input file');
   }
   const outName = outPath === undefined ? 'standard output' : (outArg ?? '');

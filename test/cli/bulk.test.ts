@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
@@ -240,6 +240,20 @@ describe('mailvet bulk: errors', () => {
     const run = await runCli(['bulk', input, '-o', out, '--no-dns']);
     expect(run.code).toBe(EXIT.io);
     expect(run.stderr).toBe(`mailvet: cannot write ${out}: no such file or directory\n`);
+  });
+
+  it('refuses an output that is the input under another name (symlink, hard link, ./), and leaves it as it is', async () => {
+    const input = await file('self.txt', 'a@example.com\nb@example.com\n');
+    await symlink(input, dir.file('self-link.txt'));
+    await link(input, dir.file('self-hard.txt'));
+    for (const out of [dir.file('self-link.txt'), dir.file('self-hard.txt'), `${dir.file('.')}/./self.txt`]) {
+      const run = await runCli(['bulk', input, '-o', out, '--no-dns']);
+      expect(run, out).toMatchObject({
+        code: EXIT.usage,
+        stderr: 'mailvet: the output file must not be the input file\n',
+      });
+    }
+    expect(await readFile(input, 'utf8')).toBe('a@example.com\nb@example.com\n');
   });
 
   it('fails with exit 2 for usage mistakes', async () => {

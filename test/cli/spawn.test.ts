@@ -2,6 +2,7 @@
  * The built `mailvet` executable (dist/cli/bin.js, built by the global setup), run as a real process.
  */
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +91,28 @@ describe('mailvet (spawned)', () => {
       code: EXIT.io,
       stderr: `mailvet: cannot read ${dir.file('nope.csv')}: no such file\n`,
     });
+  });
+
+  it('refuses bulk - -o in.txt < in.txt: standard input redirected from the output file', async () => {
+    const input = dir.file('stdin-self.txt');
+    await writeFile(input, 'a@example.com\nb@example.com\n');
+    const fd = openSync(input, 'r');
+    try {
+      const child = spawn(process.execPath, [BIN, 'bulk', '-', '-o', input, '--no-dns'], {
+        env: { PATH: process.env.PATH ?? '' },
+        stdio: [fd, 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(code).toBe(EXIT.usage);
+      expect(stderr).toBe('mailvet: the output file must not be the input file\n');
+    } finally {
+      closeSync(fd);
+    }
+    expect(await readFile(input, 'utf8')).toBe('a@example.com\nb@example.com\n');
   });
 
   it('prints nothing on standard error but its own lines when many addresses share one signal and one MX', async () => {
