@@ -149,7 +149,7 @@ function sameFile(outPath: string, source: Source, io: CliIo): boolean {
       }
     }
   }
-  return input !== undefined && input.isFile() && input.dev === out.dev && input.ino === out.ino;
+  return input?.isFile() === true && input.dev === out.dev && input.ino === out.ino;
 }
 
 function inputOptions(source: Source, column: string | undefined) {
