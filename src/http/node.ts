@@ -75,9 +75,15 @@ function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
         if (open) controller.close();
         open = false;
       });
-      req.once('error', (error) => {
-        if (open) controller.error(error);
+      // A client that goes away mid-upload is no server error: the body fails with client_closed_request
+      // (499), which is neither logged nor, the socket being gone, sent.
+      const gone = () => {
+        if (open) controller.error(new HttpError('client_closed_request'));
         open = false;
+      };
+      req.once('error', gone);
+      req.once('close', () => {
+        if (!req.complete) gone();
       });
       req.pause();
     },
