@@ -35,7 +35,10 @@ export const HTTP_ERRORS = {
     message: 'too many requests; retry after the number of seconds in Retry-After',
   },
   limit_exceeded: { status: 429, message: 'a quota is exhausted' },
-  client_closed_request: { status: 499, message: 'the client closed the connection before the request was read' },
+  client_closed_request: {
+    status: 499,
+    message: 'the client closed the connection before the request was read',
+  },
   internal_error: { status: 500, message: 'internal error' },
   body_already_read: {
     status: 500,
