@@ -3,7 +3,8 @@
  * @module
  */
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
-import type { VerificationResult } from '../result.js';
+import { type VerificationResult, verdictOf } from '../result.js';
+import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { Deque } from './deque.js';
 import {
@@ -51,6 +52,15 @@ const STREAM_PAGE = 256;
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 /** Largest time `Date` can represent, in milliseconds. */
 const MAX_TIME = 8.64e15;
+/** A verification in flight. */
+interface Running {
+  readonly job: LiveJob;
+  readonly task: Task;
+  /** `performance.now()` when it started. */
+  readonly started: number;
+  settled: boolean;
+}
+
 const EVENTS: readonly JobEventName[] = ['progress', 'complete', 'failed'];
 const noop = (): void => {};
 
@@ -77,6 +87,9 @@ export class BulkJobManager implements BulkJobManagerApi {
     failed: new Set(),
   };
   #inFlight = 0;
+  /** Verifications in flight, for the deadline and for `delete` to free their slots. */
+  readonly #running = new Set<Running>();
+  #deadlineTimer: ReturnType<typeof setInterval> | undefined;
   /** When the current stretch of work without an event-loop turn began (`performance.now()`), if any. */
   #sliceStart: number | undefined;
   #turnPending = false;
@@ -268,6 +281,10 @@ export class BulkJobManager implements BulkJobManagerApi {
   async delete(id: string, access?: JobAccess): Promise<void> {
     const job = this.#find(id, access);
     this.#forget(job);
+    // Its verifications in flight give their slots back now; their answers, if they ever come, are dropped.
+    for (const running of [...this.#running]) {
+      if (running.job === job) this.#finish(running, exceptionResult(running.task.email), true);
+    }
     try {
       await this.#enqueue(job, () => this.#options.store.deleteJob(id));
     } catch (error) {
@@ -421,6 +438,9 @@ export class BulkJobManager implements BulkJobManagerApi {
   #launch(job: LiveJob, task: Task): void {
     this.#inFlight++;
     job.inFlight++;
+    const running: Running = { job, task, started: performance.now(), settled: false };
+    this.#running.add(running);
+    this.#watchDeadlines();
     let pending: Promise<VerificationResult>;
     try {
       pending = Promise.resolve(this.#verifier.verify(task.email));
@@ -428,9 +448,40 @@ export class BulkJobManager implements BulkJobManagerApi {
       pending = Promise.reject(error);
     }
     pending.then(
-      (result) => this.#settle(job, task, result, true),
-      (error: unknown) => this.#settle(job, task, error, false),
+      (result) => this.#finish(running, result, true),
+      (error: unknown) => this.#finish(running, error, false),
     );
+  }
+
+  /** Settles a verification once: by its answer, by the manager's deadline, or by the deletion of its job. */
+  #finish(running: Running, outcome: unknown, ok: boolean): void {
+    if (running.settled) return;
+    running.settled = true;
+    this.#running.delete(running);
+    this.#settle(running.job, running.task, outcome, ok);
+  }
+
+  /**
+   * While verifications run, checks every so often for any that has outlived `verificationTimeoutMs`: it ends
+   * `unknown`/`timeout_exceeded` and frees its slot, whatever the verifier does later (a custom verifier that
+   * never answers cannot hold the manager).
+   */
+  #watchDeadlines(): void {
+    if (this.#deadlineTimer !== undefined) return;
+    const limit = this.#options.verificationTimeoutMs;
+    const every = Math.max(10, Math.min(1000, Math.floor(limit / 4)));
+    this.#deadlineTimer = setInterval(() => {
+      const now = performance.now();
+      for (const running of [...this.#running]) {
+        if (now - running.started >= limit)
+          this.#finish(running, verdictOnlyResult(running.task.email, verdictOf('timeout_exceeded')), true);
+      }
+      if (this.#running.size === 0) {
+        clearInterval(this.#deadlineTimer);
+        this.#deadlineTimer = undefined;
+      }
+    }, every);
+    (this.#deadlineTimer as { unref?: () => void }).unref?.();
   }
 
   #settle(job: LiveJob, task: Task, outcome: unknown, ok: boolean): void {

@@ -12,6 +12,7 @@ export const BULK_DEFAULTS = Object.freeze({
   concurrency: 64,
   perDomainConcurrency: 4,
   yieldAfterMs: 5,
+  verificationTimeoutMs: 120_000,
   maxJobs: 1000,
   maxAddressesPerJob: 1_000_000,
   maxAddressesPerAdd: 100_000,
@@ -26,6 +27,7 @@ export interface ResolvedBulkOptions {
   readonly concurrency: number;
   readonly perDomainConcurrency: number;
   readonly yieldAfterMs: number;
+  readonly verificationTimeoutMs: number;
   readonly maxJobs: number;
   readonly maxAddressesPerJob: number;
   readonly maxAddressesPerAdd: number;
@@ -42,6 +44,7 @@ const KNOWN_KEYS = new Set([
   'concurrency',
   'perDomainConcurrency',
   'yieldAfterMs',
+  'verificationTimeoutMs',
   'maxJobs',
   'maxAddressesPerJob',
   'maxAddressesPerAdd',
@@ -163,6 +166,13 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
       10_000,
     ),
     yieldAfterMs: int(options.yieldAfterMs, 'yieldAfterMs', BULK_DEFAULTS.yieldAfterMs, 1, 1000),
+    verificationTimeoutMs: int(
+      options.verificationTimeoutMs,
+      'verificationTimeoutMs',
+      BULK_DEFAULTS.verificationTimeoutMs,
+      10,
+      86_400_000,
+    ),
     maxJobs: int(options.maxJobs, 'maxJobs', BULK_DEFAULTS.maxJobs, 1, 1_000_000),
     maxAddressesPerJob,
     maxAddressesPerAdd: int(

@@ -180,6 +180,13 @@ export interface BulkJobManagerOptions {
    * large job would starve the HTTP server that shares the process. 1-1000. @default 5
    */
   readonly yieldAfterMs?: number;
+  /**
+   * The manager's own bound on one verification, in milliseconds (10-86,400,000): past it the position ends
+   * `unknown`/`timeout_exceeded` and its slot is freed, whatever the verifier does later, so a custom verifier
+   * that never answers cannot hold `concurrency`, `delete()` or `close()`. Keep it above the verifier's own
+   * `timeoutMs`. @default 120000
+   */
+  readonly verificationTimeoutMs?: number;
   /** Most jobs held at once (any status; `delete` frees a slot). @default 1000 */
   readonly maxJobs?: number;
   /** Most addresses in one job, duplicates included. @default 1000000 */

@@ -637,3 +637,51 @@ describe('BulkJobManager: fairness to the event loop', () => {
       );
   });
 });
+
+describe('BulkJobManager: a verifier that never answers', () => {
+  /** Never answers for `hang@...`, answers at once otherwise. */
+  function hanging() {
+    const instant = instantVerifier();
+    return {
+      calls: instant.calls,
+      verify: (email: string) =>
+        email.startsWith('hang@') ? new Promise<never>(() => undefined) : instant.verify(email),
+    };
+  }
+
+  it('ends such a verification unknown/timeout_exceeded after verificationTimeoutMs, and the job completes', async () => {
+    const jobs = new BulkJobManager({ verifier: hanging(), verificationTimeoutMs: 50, concurrency: 2 });
+    const job = await jobs.create({ emails: ['hang@x.example', 'ok@y.example', 'hang@z.example'] });
+    // The deadline is real time: wait in real time (up to 10 s on a loaded machine).
+    for (let i = 0; i < 1000 && statusOf(await jobs.get(job.id)) !== 'complete'; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(statusOf(await jobs.get(job.id))).toBe('complete');
+    const results = await jobs.results(job.id);
+    expect(results.map((result) => [result.email, result.status, result.sub_status])).toEqual([
+      ['hang@x.example', 'unknown', 'timeout_exceeded'],
+      ['ok@y.example', 'valid', null],
+      ['hang@z.example', 'unknown', 'timeout_exceeded'],
+    ]);
+    await jobs.close();
+  });
+
+  it('frees the slots of a deleted job at once, and close() resolves', async () => {
+    const verifier = hanging();
+    const jobs = new BulkJobManager({ verifier, verificationTimeoutMs: 3_600_000, concurrency: 1 });
+    const stuck = await jobs.create({ emails: ['hang@x.example'] });
+    await settle();
+    const next = await jobs.create({ emails: ['ok@y.example'] });
+    await settle();
+    expect(statusOf(await jobs.get(next.id))).toBe('queued'); // the only slot is held
+    await jobs.delete(stuck.id);
+    await until(async () => statusOf(await jobs.get(next.id)) === 'complete');
+    await jobs.close(); // nothing in flight is left to wait for
+  });
+
+  it('validates verificationTimeoutMs', () => {
+    for (const bad of [0, 9, 1.5, 86_400_001, '50'])
+      expect(
+        () => new BulkJobManager({ verifier: instantVerifier(), verificationTimeoutMs: bad as never }),
+      ).toThrow(/verificationTimeoutMs/);
+  });
+});
