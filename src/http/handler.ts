@@ -14,7 +14,7 @@ import { consoleResponse, isConsolePath, readConsole } from './console.js';
 import type { Context, Operation, Services } from './context.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
-import { isLightRequest } from './light.js';
+import { clientAddressOf, isLightRequest } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
 import { pathAndQuery } from './params.js';
@@ -171,6 +171,12 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     burst: limits.burst,
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
+  // Failed authentications per client address: a key cannot be guessed at the speed of the network.
+  const authFailures = createRateLimiter({
+    requestsPerSecond: limits.failedAuthPerMinute / 60,
+    burst: limits.failedAuthPerMinute,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
   const ownVerifier: Verifier | undefined =
     options.verifier === undefined ? createVerifier(options.verifierOptions) : undefined;
   const verifier = options.verifier ?? (ownVerifier as Verifier);
@@ -213,9 +219,19 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
       let tenant: string | undefined;
       if (needsAuth) {
+        const client = clientAddressOf(request);
+        if (client !== undefined) {
+          const gate = authFailures.peek(client);
+          if (!gate.allowed) {
+            throw new HttpError('rate_limited', 'too many failed authentications from this address', {
+              headers: { 'retry-after': String(gate.retryAfter) },
+            });
+          }
+        }
         const answer = authenticate(request);
         const who = answer instanceof Promise ? await answer : answer;
         if (typeof who !== 'string' || who === '') {
+          if (client !== undefined) authFailures.take(client);
           throw new HttpError('unauthorized', undefined, { headers: { 'www-authenticate': 'Bearer' } });
         }
         tenant = who;

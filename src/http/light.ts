@@ -37,6 +37,8 @@ export interface RequestSource {
    * goes away before the response is written (at once if it has gone already).
    */
   watch(abort: () => void): void;
+  /** The client's IP address (the TCP peer), when the listener knows it. */
+  readonly remoteAddress?: string | undefined;
 }
 
 interface LightRequestState {
@@ -222,6 +224,13 @@ export function lightRequest(source: RequestSource): Request {
 /** True for a request made by {@link lightRequest}. */
 export function isLightRequest(request: Request): boolean {
   return Object.hasOwn(request, SOURCE);
+}
+
+/** The client's IP address of a request made by the Node listener, or `undefined` (other hosts do not tell). */
+export function clientAddressOf(request: Request): string | undefined {
+  return isLightRequest(request)
+    ? (request as unknown as LightRequestState)[SOURCE].remoteAddress
+    : undefined;
 }
 
 /**

@@ -21,6 +21,12 @@ export interface HttpLimits {
   readonly requestsPerSecond?: number;
   /** Requests a tenant may make at once after a quiet period (bucket size). @default 100 */
   readonly burst?: number;
+  /**
+   * Failed authentications accepted per client address per minute (and at once); past them the address gets
+   * 429 `rate_limited` with `Retry-After`, whatever key it sends. Only the Node listener knows the address.
+   * @default 20
+   */
+  readonly failedAuthPerMinute?: number;
 }
 
 /** The documented defaults of {@link HttpLimits}. */
@@ -32,6 +38,7 @@ export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
   maxJobsPerKey: 100,
   requestsPerSecond: 50,
   burst: 100,
+  failedAuthPerMinute: 20,
 });
 
 /** Bounds of `GET /v1/verify?timeout=`, in seconds, and its default. */
@@ -69,5 +76,6 @@ export function resolveLimits(limits: HttpLimits = {}): Readonly<Required<HttpLi
     maxJobsPerKey: positiveInteger(limits, 'maxJobsPerKey'),
     requestsPerSecond,
     burst: positiveInteger(limits, 'burst'),
+    failedAuthPerMinute: positiveInteger(limits, 'failedAuthPerMinute'),
   });
 }

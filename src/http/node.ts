@@ -15,6 +15,7 @@ import { OptionsError } from '../errors.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { createHandler, type Handler, type HandlerOptions } from './handler.js';
 import { type HeaderSource, lightHeaders, lightParts, lightRequest, type RequestSource } from './light.js';
+import { resolveLimits } from './limits.js';
 import { randomRequestId } from './request-id.js';
 import { serializedBody } from './response.js';
 
@@ -121,6 +122,7 @@ class NodeRequestSource implements RequestSource {
   readonly url: string;
   readonly headers: Headers;
   readonly hasBody: boolean;
+  readonly remoteAddress: string | undefined;
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
 
@@ -131,6 +133,7 @@ class NodeRequestSource implements RequestSource {
     this.method = req.method ?? 'GET';
     this.url = urlOf(req);
     this.headers = lightHeaders(new NodeHeaderSource(req));
+    this.remoteAddress = req.socket.remoteAddress;
     this.hasBody =
       this.method !== 'GET' &&
       this.method !== 'HEAD' &&
@@ -311,6 +314,26 @@ export interface ServerOptions extends HandlerOptions {
   readonly handler?: FetchHandler;
   /** How long `close()` lets requests in flight finish before cutting their connections, in ms. @default 10000 */
   readonly shutdownTimeoutMs?: number;
+  /** Longest wait for a request's headers, in ms (a slow-headers client is cut off). @default 15000 */
+  readonly headersTimeoutMs?: number;
+  /**
+   * Longest wait for a whole request, body included, in ms. @default enough for the largest list body at
+   * 256 KiB/s, and at least 60000 (262144 ms with the default 64 MiB `maxListBytes`)
+   */
+  readonly requestTimeoutMs?: number;
+}
+
+/** The default `requestTimeoutMs`: the largest accepted body at 256 KiB/s, and at least a minute. */
+export function defaultRequestTimeoutMs(maxBodyBytes: number): number {
+  return Math.max(60_000, Math.ceil(maxBodyBytes / (256 * 1024)) * 1000);
+}
+
+function timeoutOption(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 100 || value > 3_600_000) {
+    throw new OptionsError(name, 'must be an integer 100-3600000 (milliseconds)');
+  }
+  return value;
 }
 
 /** A running server. */
@@ -339,8 +362,17 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     host = '127.0.0.1',
     handler: given,
     shutdownTimeoutMs = 10_000,
+    headersTimeoutMs,
+    requestTimeoutMs,
     ...handlerOptions
   } = options;
+  const headersTimeout = timeoutOption(headersTimeoutMs, 'headersTimeoutMs', 15_000);
+  const limits = resolveLimits(handlerOptions.limits);
+  const requestTimeout = timeoutOption(
+    requestTimeoutMs,
+    'requestTimeoutMs',
+    defaultRequestTimeoutMs(Math.max(limits.maxBodyBytes, limits.maxListBytes)),
+  );
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new OptionsError('port', 'must be an integer 0-65535');
   if (!Number.isInteger(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
@@ -360,10 +392,18 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
   const afterResponse = (): void => {
     if (closing !== undefined) setImmediate(() => server.closeIdleConnections());
   };
-  const server = createHttpServer((req, res) => {
-    res.on('finish', afterResponse);
-    listener(req, res);
-  });
+  const server = createHttpServer(
+    {
+      headersTimeout,
+      requestTimeout: Math.max(requestTimeout, headersTimeout),
+      // How often Node checks those timeouts: often enough for the shortest of them to mean what it says.
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(headersTimeout / 4))),
+    },
+    (req, res) => {
+      res.on('finish', afterResponse);
+      listener(req, res);
+    },
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -28,6 +28,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Takes one token from `tenant`'s bucket if it has one. */
   take(tenant: string): RateDecision;
+  /** Whether `tenant`'s bucket has a token now, without taking it. */
+  peek(tenant: string): RateDecision;
   /** Number of buckets held (for monitoring; full buckets are dropped once `maxTracked` is reached). */
   size(): number;
 }
@@ -48,7 +50,8 @@ const UNLIMITED: RateDecision = Object.freeze({ allowed: true, headers: Object.f
  */
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const { requestsPerSecond: rate, burst } = options;
-  if (rate === Number.POSITIVE_INFINITY) return { take: () => UNLIMITED, size: () => 0 };
+  if (rate === Number.POSITIVE_INFINITY)
+    return { take: () => UNLIMITED, peek: () => UNLIMITED, size: () => 0 };
   const clock = options.clock ?? Date.now;
   const maxTracked = options.maxTracked ?? 10_000;
   const buckets = new Map<string, Bucket>();
@@ -66,30 +69,34 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
     }
   }
 
+  function decide(tenant: string, consume: boolean): RateDecision {
+    const now = clock();
+    let bucket = buckets.get(tenant);
+    if (bucket === undefined) {
+      if (!consume) return { allowed: true, retryAfter: 0, headers: {} };
+      if (buckets.size >= maxTracked) prune(now);
+      bucket = { tokens: burst, updated: now };
+      buckets.set(tenant, bucket);
+    } else {
+      refill(bucket, now);
+    }
+    const allowed = bucket.tokens >= 1;
+    if (allowed && consume) bucket.tokens -= 1;
+    const retryAfter = allowed ? 0 : Math.ceil((1 - bucket.tokens) / rate);
+    return {
+      allowed,
+      retryAfter,
+      headers: {
+        'ratelimit-limit': String(burst),
+        'ratelimit-remaining': String(Math.floor(bucket.tokens)),
+        'ratelimit-reset': String(Math.ceil((burst - bucket.tokens) / rate)),
+      },
+    };
+  }
+
   return {
     size: () => buckets.size,
-    take(tenant) {
-      const now = clock();
-      let bucket = buckets.get(tenant);
-      if (bucket === undefined) {
-        if (buckets.size >= maxTracked) prune(now);
-        bucket = { tokens: burst, updated: now };
-        buckets.set(tenant, bucket);
-      } else {
-        refill(bucket, now);
-      }
-      const allowed = bucket.tokens >= 1;
-      if (allowed) bucket.tokens -= 1;
-      const retryAfter = allowed ? 0 : Math.ceil((1 - bucket.tokens) / rate);
-      return {
-        allowed,
-        retryAfter,
-        headers: {
-          'ratelimit-limit': String(burst),
-          'ratelimit-remaining': String(Math.floor(bucket.tokens)),
-          'ratelimit-reset': String(Math.ceil((burst - bucket.tokens) / rate)),
-        },
-      };
-    },
+    take: (tenant) => decide(tenant, true),
+    peek: (tenant) => decide(tenant, false),
   };
 }
