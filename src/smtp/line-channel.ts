@@ -148,6 +148,9 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     writeLine(line) {
       return writeLines([line]);
     },
+    pending() {
+      return queue.length > 0 || splitter.pendingBytes > 0;
+    },
     startTls({ servername, timeoutMs }) {
       if (failure) return Promise.reject(failure);
       if (queue.length > 0 || splitter.pendingBytes > 0) {

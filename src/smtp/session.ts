@@ -205,6 +205,18 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
   const limitOf = (command: CommandOptions, timeoutMs = commandTimeoutMs) =>
     Math.min(now() + timeoutMs, command.deadline ?? options.deadline ?? Number.POSITIVE_INFINITY);
 
+  /**
+   * Throws `protocol` (and closes the session) when the server has sent data no command asked for: a doubled
+   * greeting, a second reply to one command, lines before EHLO. Read as replies, they would shift every later
+   * reply of the session onto the next command (a 550 answering the next address).
+   */
+  const refuseUnasked = (stage: SmtpStage): void => {
+    if (channel.pending?.() === true) {
+      usable = false;
+      throw failure('protocol', 'the server sent data that no command asked for', stage);
+    }
+  };
+
   /** Writes `line` and reads its reply; a 421 closes the session and throws `rejected`. */
   const exchange = async (
     stage: SmtpStage,
@@ -219,6 +231,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
     if (command.signal?.aborted)
       throw new SmtpError('aborted', 'the command was aborted before it was sent', { stage });
     const limitAt = limitOf(command);
+    refuseUnasked(stage);
     lastCommand = line;
     emit(command.onLine, 'client', line);
     try {
@@ -244,6 +257,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
 
   /** Writes lines (in one send when the channel can); a failure closes the session. */
   const write = async (lines: readonly string[], stage: SmtpStage): Promise<void> => {
+    refuseUnasked(stage);
     try {
       if (channel.writeLines !== undefined && lines.length > 1) await channel.writeLines(lines);
       else for (const line of lines) await channel.writeLine(line);

@@ -50,6 +50,12 @@ export interface LineChannel {
   close(): void;
   /** True once the connection is closed, by either side. */
   readonly closed: boolean;
+  /**
+   * True when the peer has sent data that no read has taken yet (a whole line or part of one). The session
+   * checks it before each command: such data would be read as the reply to the wrong command. Optional:
+   * without it, that check is skipped.
+   */
+  pending?(): boolean;
 }
 
 /** The transport seam. Implementations: `tcpTransport()`, `socksTransport()`, or your own. */
