@@ -74,6 +74,12 @@ export interface VerifyOptions {
   readonly timeoutMs?: number;
   /** Budget of one TCP connect, in milliseconds. @default 5000 */
   readonly connectTimeoutMs?: number;
+  /**
+   * Longest wait for each reply of the mail server after the greeting (EHLO, MAIL, RCPT ...), in milliseconds,
+   * so that a server that greets and then stalls gives way to the next MX host instead of spending the whole
+   * budget. Applies to the sessions a verification opens. @default 5000
+   */
+  readonly replyTimeoutMs?: number;
   /** STARTTLS policy. @default 'never' */
   readonly tls?: TlsPolicy;
   /** CIDR ranges that the SSRF guard lets through although not globally routable. @default [] */
@@ -143,6 +149,7 @@ export interface ResolvedOptions {
   readonly smtpPort: number;
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
+  readonly replyTimeoutMs: number;
   readonly tls: TlsPolicy;
   readonly allowAddresses: readonly string[];
   readonly catchAll: boolean;
@@ -167,6 +174,7 @@ export const DEFAULTS = Object.freeze({
   smtpPort: 25,
   timeoutMs: 10_000,
   connectTimeoutMs: 5_000,
+  replyTimeoutMs: 5_000,
   tls: 'never' as TlsPolicy,
   catchAll: true,
   catchAllTtlMs: 3_600_000,
@@ -199,6 +207,7 @@ const KNOWN_KEYS = new Set([
   'smtpPort',
   'timeoutMs',
   'connectTimeoutMs',
+  'replyTimeoutMs',
   'tls',
   'allowAddresses',
   'catchAll',
@@ -330,10 +339,11 @@ function signalOption(signal: unknown): AbortSignal | undefined {
   return signal as AbortSignal | undefined;
 }
 
-const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'signal']);
+const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'replyTimeoutMs', 'signal']);
 
 /**
- * The per-call fast path: when `overrides` set nothing but `timeoutMs`, `connectTimeoutMs` and/or `signal` (what
+ * The per-call fast path: when `overrides` set nothing but `timeoutMs`, `connectTimeoutMs`, `replyTimeoutMs` and/or
+ * `signal` (what
  * an HTTP request carries), validates just those and returns `base` with them applied, without re-resolving everything.
  * Returns `undefined` when `overrides` hold any other key, so the caller falls back to {@link resolveOptions}.
  */
@@ -351,6 +361,10 @@ export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): Re
       overrides.connectTimeoutMs === undefined
         ? base.connectTimeoutMs
         : int(overrides, 'connectTimeoutMs', 1, 600_000),
+    replyTimeoutMs:
+      overrides.replyTimeoutMs === undefined
+        ? base.replyTimeoutMs
+        : int(overrides, 'replyTimeoutMs', 1, 600_000),
     signal: overrides.signal === undefined ? base.signal : signalOption(overrides.signal),
   };
 }
@@ -392,6 +406,7 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     smtpPort: int(options, 'smtpPort', 1, 65_535),
     timeoutMs: int(options, 'timeoutMs', 1, 600_000),
     connectTimeoutMs: int(options, 'connectTimeoutMs', 1, 600_000),
+    replyTimeoutMs: int(options, 'replyTimeoutMs', 1, 600_000),
     tls,
     allowAddresses: parseCidrList(strings(options.allowAddresses, 'allowAddresses')).map(
       (range) => range.text,

@@ -140,6 +140,7 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
     heloHost,
     tls: options.tls,
     connectTimeoutMs: options.connectTimeoutMs,
+    replyTimeoutMs: options.replyTimeoutMs,
   };
   const sender = options.mailFrom ?? `verify@${heloHost}`;
   const transcript = transcriptOf(state);

@@ -11,7 +11,8 @@ import { wireResult } from './wire.js';
 /**
  * Verifies `?email=` waiting at most `?timeout=` seconds (default {@link VERIFY_TIMEOUT}) for the mail server, as
  * the specification defines the parameter: it is both the verification's budget (`timeoutMs`) and the bound of
- * each mail-server wait (`connectTimeoutMs`: the TCP connect and the greeting), so a slow-greeting server gets the
+ * each mail-server wait (`connectTimeoutMs`: the TCP connect and the greeting; `replyTimeoutMs`: every later
+ * reply), so a slow-greeting server gets the
  * whole `timeout` rather than the verifier's default 5 s (the verifier applies such budget-only overrides without
  * re-resolving its options). No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
  * every request more than a client that went away costs the server.
@@ -27,7 +28,7 @@ export const verifyEmail: Operation = async ({ query, services, json }) => {
     VERIFY_TIMEOUT.max,
   );
   const timeoutMs = Math.round(timeout * 1000);
-  const overrides = { timeoutMs, connectTimeoutMs: timeoutMs };
+  const overrides = { timeoutMs, connectTimeoutMs: timeoutMs, replyTimeoutMs: timeoutMs };
   return json(200, wireResult(await services.verifier.verify(email, overrides)));
 };
 

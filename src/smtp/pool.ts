@@ -38,6 +38,8 @@ export interface SessionSettings {
   readonly tls: TlsPolicy;
   /** Budget of the TCP connect, in milliseconds. */
   readonly connectTimeoutMs: number;
+  /** Longest wait for each reply after the greeting, in milliseconds. @default 30000 */
+  readonly replyTimeoutMs?: number;
 }
 
 /** The verification that uses the pool for one request: its budget, abort signal and transcript. */

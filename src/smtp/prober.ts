@@ -103,6 +103,7 @@ export function transportSessionFactory(transport: Transport, now: () => number 
       servername: target.hostname,
       deadline: context.deadline,
       greetingTimeoutMs: settings.connectTimeoutMs,
+      ...(settings.replyTimeoutMs === undefined ? {} : { commandTimeoutMs: settings.replyTimeoutMs }),
       onLine: context.trace,
       signal: context.signal,
       now,

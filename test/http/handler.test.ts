@@ -195,7 +195,11 @@ describe('GET /v1/verify', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('ratelimit-limit')).toBeNull(); // limiting is off in this setup
     expect(await response.json()).toMatchObject({ email: 'ann@example.com', status: 'valid', score: 100 });
-    expect(verifier.calls[0]?.overrides).toEqual({ timeoutMs: 10_000, connectTimeoutMs: 10_000 });
+    expect(verifier.calls[0]?.overrides).toEqual({
+      timeoutMs: 10_000,
+      connectTimeoutMs: 10_000,
+      replyTimeoutMs: 10_000,
+    });
     await call('/v1/verify?email=ann@example.com&timeout=2.5', { headers: auth() });
     expect(verifier.calls[1]?.overrides?.timeoutMs).toBe(2500);
     await call('/v1/verify?email=ann@example.com&timeout=60', { headers: auth() });
