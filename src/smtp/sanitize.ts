@@ -39,11 +39,22 @@ export function needsSmtpUtf8(value: string): boolean {
   return NON_ASCII.test(value);
 }
 
+/**
+ * An RFC 5321 Quoted-string local part: `"` then qtextSMTP (printable ASCII but `"` and `\`, space included, and
+ * UTF-8 for SMTPUTF8) or quoted-pairSMTP (`\` and a printable ASCII character), then `"`. Inside it `<`, `>`,
+ * spaces and escaped quotes are plain characters of the mailbox name.
+ */
+const QUOTED_LOCAL = /^"(?:[\x20\x21\x23-\x5b\x5d-\x7e\u0080-\uffff]|\\[\x20-\x7e])*"$/;
+
 function path(value: unknown, what: string): string {
   const address = safeArgument(value, what, MAX_PATH_LENGTH);
-  if (/[<>]/.test(address)) unsafe(what, 'contains < or >');
-  if (/\s/.test(address) && !/^"[^"]*"@\S+$/.test(address)) {
-    unsafe(what, 'contains white space outside a quoted local part');
+  const at = address.lastIndexOf('@');
+  const local = at === -1 ? address : address.slice(0, at);
+  if (/[<>\s"\\]/.test(address.slice(at + 1))) unsafe(what, 'has <, >, a quote or white space in its domain');
+  if (local.startsWith('"')) {
+    if (!QUOTED_LOCAL.test(local)) unsafe(what, 'has a malformed quoted local part');
+  } else if (/[<>\s"]/.test(local)) {
+    unsafe(what, 'contains <, >, a quote or white space outside a quoted local part');
   }
   return address;
 }

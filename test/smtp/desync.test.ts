@@ -86,3 +86,36 @@ describe('SMTP reply desync', () => {
     expect(result.sub_status).toBe('smtp_protocol_error');
   });
 });
+
+describe('quoted local parts with <, > or \\" (issue 16 item 6)', () => {
+  it.each([
+    ['"a<b>c"@desync.test', 'RCPT TO:<"a<b>c"@desync.test>'],
+    ['"john \\"jd\\" doe"@desync.test', 'RCPT TO:<"john \\"jd\\" doe"@desync.test>'],
+    ['"x y"@desync.test', 'RCPT TO:<"x y"@desync.test>'],
+  ])('sends %s correctly quoted and gives the server verdict', async (email, wire) => {
+    const received: string[] = [];
+    server = await startRawServer({
+      host: '127.0.0.5',
+      script: async (peer) => {
+        await peer.write('220 mx.test.local ESMTP\r\n');
+        await converse(peer, (line) => {
+          received.push(line);
+          return '550 5.1.1 no such user\r\n';
+        });
+      },
+    });
+    verifier = createVerifier({
+      resolver: staticResolver({ 'desync.test': { a: ['127.0.0.5'] } }),
+      smtpPort: server.port,
+      allowAddresses: ['127.0.0.0/8'],
+      allowTlds: ['test'],
+      allowQuotedLocal: true,
+      heloHost: 'desync.mailvet-test.net',
+      catchAll: false,
+      timeoutMs: 5000,
+    });
+    const result = await verifier.verify(email);
+    expect(result).toMatchObject({ status: 'invalid', sub_status: 'mailbox_not_found' });
+    expect(received).toEqual([wire]);
+  });
+});
