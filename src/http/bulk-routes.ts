@@ -70,6 +70,28 @@ async function checkJobQuota(context: Context, creating: number): Promise<void> 
   }
 }
 
+/**
+ * Throws `limit_exceeded` when the tenant's jobs, with `adding` more addresses, would hold more than
+ * `maxAddressesPerKey`: one key cannot fill the process's memory with addresses (jobs created with
+ * `auto_start: false` and filled by adds, say).
+ */
+async function checkAddressQuota(context: Context, adding: number): Promise<void> {
+  const { limits, jobs } = context.services;
+  if (adding === 0) return;
+  let held = 0;
+  for (let offset = 0; ; offset += JOBS_PAGE.max) {
+    const page = await jobs.list({ ...access(context), offset, limit: JOBS_PAGE.max });
+    for (const job of page.jobs) held += job.total;
+    if (offset + JOBS_PAGE.max >= page.total) break;
+  }
+  if (held + adding > limits.maxAddressesPerKey) {
+    throw new HttpError(
+      'limit_exceeded',
+      `at most ${limits.maxAddressesPerKey} addresses held per API key (its jobs hold ${held}, this request adds ${adding}); delete finished jobs to make room`,
+    );
+  }
+}
+
 /** Addresses handed to the job manager per call when a list is uploaded. */
 export const LIST_BATCH = 10_000;
 
@@ -158,6 +180,7 @@ export const createJob: Operation = async (context) => {
   const fields =
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
   const listed = format !== undefined && fields.emails !== undefined;
+  await checkAddressQuota(context, fields.emails?.length ?? 0);
   // Checked before the job exists: a refused webhook leaves no job behind.
   const webhook = await requestedWebhook(context, fields.webhook);
 
@@ -219,6 +242,7 @@ export const addEmails: Operation = async (context) => {
         maxEmails: limits.maxListEmails,
       },
     );
+    await checkAddressQuota(context, emails.length);
     const job =
       (await addInBatches(context, jobId(context), emails)) ??
       (await jobs.get(jobId(context), access(context)));
@@ -228,6 +252,7 @@ export const addEmails: Operation = async (context) => {
   const body = objectBody(await readJsonBody(context.request, limits.maxBodyBytes), ['emails']);
   if (body.emails === undefined) throw new HttpError('invalid_request', 'emails is required');
   const emails = emailsOf(body.emails, limits.maxEmailsPerRequest);
+  await checkAddressQuota(context, emails.length);
   const job = await jobs.add(jobId(context), emails, access(context));
   return context.json(200, wireJob(job));
 };

@@ -3,6 +3,7 @@
  * are written from these values.
  * @module
  */
+import { getHeapStatistics } from 'node:v8';
 import { OptionsError } from '../errors.js';
 
 /** Limits of the HTTP adapter. Every field is optional; defaults are in {@link DEFAULT_LIMITS}. */
@@ -17,6 +18,12 @@ export interface HttpLimits {
   readonly maxListEmails?: number;
   /** Most jobs one tenant (API key) may hold at once; deleting a job frees its place. @default 100 */
   readonly maxJobsPerKey?: number;
+  /**
+   * Most addresses one tenant may hold across its jobs (deleting a job frees its addresses), so that one key
+   * cannot run the process out of memory. @default a quarter of the JavaScript heap limit at 256 bytes an address
+   * (see {@link defaultMaxAddressesPerKey}; 1,048,576 addresses a GiB of heap)
+   */
+  readonly maxAddressesPerKey?: number;
   /** Sustained requests per second per tenant (token bucket); `Infinity` turns rate limiting off. @default 50 */
   readonly requestsPerSecond?: number;
   /** Requests a tenant may make at once after a quiet period (bucket size). @default 100 */
@@ -29,6 +36,20 @@ export interface HttpLimits {
   readonly failedAuthPerMinute?: number;
 }
 
+/** Bytes of memory one held address costs, counted generously (stored result, input, scheduling, parsing). */
+const BYTES_PER_ADDRESS = 256;
+
+/**
+ * The default `maxAddressesPerKey`: a quarter of this process's JavaScript heap limit
+ * (`v8.getHeapStatistics().heap_size_limit`, set by `--max-old-space-size` or the machine's memory) at 256 bytes
+ * an address, at least 10,000.
+ * @example
+ * defaultMaxAddressesPerKey(4 * 2 ** 30); // 4194304 for a 4 GiB heap
+ */
+export function defaultMaxAddressesPerKey(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.max(10_000, Math.floor(heapLimitBytes / 4 / BYTES_PER_ADDRESS));
+}
+
 /** The documented defaults of {@link HttpLimits}. */
 export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
   maxBodyBytes: 10 * 1024 * 1024,
@@ -36,6 +57,7 @@ export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
   maxListBytes: 64 * 1024 * 1024,
   maxListEmails: 1_000_000,
   maxJobsPerKey: 100,
+  maxAddressesPerKey: defaultMaxAddressesPerKey(),
   requestsPerSecond: 50,
   burst: 100,
   failedAuthPerMinute: 20,
@@ -74,6 +96,7 @@ export function resolveLimits(limits: HttpLimits = {}): Readonly<Required<HttpLi
     maxListBytes: positiveInteger(limits, 'maxListBytes'),
     maxListEmails: positiveInteger(limits, 'maxListEmails'),
     maxJobsPerKey: positiveInteger(limits, 'maxJobsPerKey'),
+    maxAddressesPerKey: positiveInteger(limits, 'maxAddressesPerKey'),
     requestsPerSecond,
     burst: positiveInteger(limits, 'burst'),
     failedAuthPerMinute: positiveInteger(limits, 'failedAuthPerMinute'),
