@@ -13,7 +13,7 @@ export const MAX_OWNER_LENGTH = 1024;
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry']);
+const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry', 'webhook']);
 
 /** A validated {@link CreateJobInput}. */
 export interface CreateJob {

@@ -6,6 +6,7 @@ import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
+import { createWebhookNotifier, type PreparedWebhook, type WebhookNotifier } from '../webhooks/notifier.js';
 import { Deque } from './deque.js';
 import {
   JobFailedError,
@@ -87,6 +88,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     failed: new Set(),
   };
   #inFlight = 0;
+  readonly #webhooks: WebhookNotifier | undefined;
   /** Verifications in flight, for the deadline and for `delete` to free their slots. */
   readonly #running = new Set<Running>();
   #deadlineTimer: ReturnType<typeof setInterval> | undefined;
@@ -100,6 +102,8 @@ export class BulkJobManager implements BulkJobManagerApi {
   /** Validates `options` (an `OptionsError` names a bad one) and, unless one is given, makes a verifier. */
   constructor(options: BulkJobManagerOptions = {}) {
     this.#options = resolveBulkOptions(options);
+    this.#webhooks =
+      options.webhooks === undefined ? undefined : createWebhookNotifier(this, options.webhooks);
     if (this.#options.verifier !== undefined) {
       this.#verifier = this.#options.verifier;
     } else {
@@ -115,6 +119,13 @@ export class BulkJobManager implements BulkJobManagerApi {
   async create(input?: CreateJobInput): Promise<Job> {
     this.#assertOpen();
     const fields = createInput(input);
+    // A webhook is checked (and its host resolved through the SSRF guard) before the job exists.
+    let webhook: PreparedWebhook | undefined;
+    if (input?.webhook !== undefined) {
+      if (this.#webhooks === undefined)
+        throw new JobInputError('webhook', "needs the manager's webhooks option (signing secrets)");
+      webhook = await this.#webhooks.prepare(input.webhook);
+    }
     const emails = trimmedEmails(
       fields.emails,
       this.#options.maxAddressesPerAdd,
@@ -170,6 +181,9 @@ export class BulkJobManager implements BulkJobManagerApi {
       throw new StoreError('save the job', error);
     }
     job.dirty = false;
+    // Attached before the job can start, so that no event is missed.
+    if (webhook !== undefined)
+      await this.#webhooks?.attach(id, webhook, fields.owner === null ? {} : { owner: fields.owner });
     if (completed) this.#emit('complete', job);
     this.#makeReady(job);
     this.#pump();
@@ -281,6 +295,7 @@ export class BulkJobManager implements BulkJobManagerApi {
   async delete(id: string, access?: JobAccess): Promise<void> {
     const job = this.#find(id, access);
     this.#forget(job);
+    this.#webhooks?.detach(id);
     // Its verifications in flight give their slots back now; their answers, if they ever come, are dropped.
     for (const running of [...this.#running]) {
       if (running.job === job) this.#finish(running, exceptionResult(running.task.email), true);
@@ -325,6 +340,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     }
     await Promise.all(jobs.map((job) => this.#sync(job)));
     await this.#ownedVerifier?.dispose();
+    await this.#webhooks?.close();
     try {
       await this.#options.store.close?.();
     } catch (error) {

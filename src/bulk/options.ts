@@ -45,6 +45,7 @@ const KNOWN_KEYS = new Set([
   'perDomainConcurrency',
   'yieldAfterMs',
   'verificationTimeoutMs',
+  'webhooks',
   'maxJobs',
   'maxAddressesPerJob',
   'maxAddressesPerAdd',

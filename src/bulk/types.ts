@@ -6,6 +6,7 @@ import type { ErrorCode } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
+import type { WebhookNotifierOptions } from '../webhooks/notifier.js';
 
 /**
  * The state of a job. The only transitions are `queued → processing → complete`, `queued → complete` (started
@@ -86,6 +87,12 @@ export interface CreateJobInput {
    * greylisted answer as final at once. @default the manager's `greylistRetry.delaysMs`
    */
   readonly greylistRetry?: { readonly delaysMs: readonly number[] };
+  /**
+   * A signed webhook for this job's events (`{ url, events? }`, see docs/events.md); needs the manager's
+   * `webhooks` option. The URL is checked before the job exists: a refused one (`webhook_refused`) makes no job.
+   * @default none
+   */
+  readonly webhook?: { readonly url: string; readonly events?: readonly string[] };
 }
 
 /**
@@ -164,6 +171,11 @@ export interface BulkJobManagerOptions {
    * @default a verifier made with `createVerifier(verifierOptions)`, disposed by `close()`
    */
   readonly verifier?: BulkVerifier;
+  /**
+   * Signed webhooks (Standard Webhooks) for jobs created with a `webhook`: the notifier's options, secrets
+   * included. The manager makes the notifier and closes it with itself. @default none (a `webhook` is refused)
+   */
+  readonly webhooks?: WebhookNotifierOptions;
   /** Options of the verifier the manager makes when `verifier` is not given. @default {} */
   readonly verifierOptions?: VerifyOptions;
   /** Most verifications in flight at once, over all jobs. @default 64 */

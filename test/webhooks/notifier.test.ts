@@ -261,3 +261,54 @@ describe('createWebhookNotifier', () => {
     expect(() => createWebhookNotifier(jobs, { allowAddresses: ['10.0.0.0/33'] })).toThrow(/allowAddresses/);
   });
 });
+
+describe('BulkJobManager.create({ webhook }) with the manager webhooks option', () => {
+  it('delivers the job events to the webhook given at creation, signed, without the HTTP adapter', async () => {
+    const hook = await receiver(SECRET, (_req, res) => res.writeHead(204).end());
+    const jobs = new BulkJobManager({
+      verifier: instantVerifier(),
+      webhooks: {
+        secrets: [SECRET],
+        resolver: staticResolver(zone),
+        allowAddresses: ['127.0.0.1/32'],
+        allowHttpWebhooks: true,
+      },
+    });
+    try {
+      const job = await jobs.create({
+        emails: ['a@x.example', 'b@y.example'],
+        webhook: { url: `http://127.0.0.1:${hook.port}/hook`, events: ['bulk.completed'] },
+      });
+      for (let i = 0; i < 500 && hook.received.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(hook.received).toHaveLength(1);
+      expect(hook.received[0]?.verified).toBe(true);
+      expect(JSON.parse(hook.received[0]!.body)).toMatchObject({
+        type: 'bulk.completed',
+        data: { id: job.id },
+      });
+    } finally {
+      await jobs.close();
+      await hook.close();
+    }
+  });
+
+  it('refuses a webhook without the option, and one the SSRF guard refuses, before any job exists', async () => {
+    const plain = new BulkJobManager({ verifier: instantVerifier() });
+    await expect(
+      plain.create({ emails: ['a@x.example'], webhook: { url: 'https://hooks.example.com' } }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    expect((await plain.list()).total).toBe(0);
+    await plain.close();
+    const guarded = new BulkJobManager({
+      verifier: instantVerifier(),
+      webhooks: { secrets: [SECRET], resolver: staticResolver(zone) },
+    });
+    await expect(
+      guarded.create({ emails: ['a@x.example'], webhook: { url: 'https://metadata.test/hook' } }),
+    ).rejects.toMatchObject({ code: 'webhook_refused' });
+    expect((await guarded.list()).total).toBe(0);
+    await guarded.close();
+  });
+});
