@@ -14,6 +14,7 @@ const BENCHES: Record<string, string[]> = {
   http: ['--import', 'tsx', 'bench/http.ts'],
   typo: ['--import', 'tsx', 'bench/typo.ts'],
   loop: ['--import', 'tsx', 'bench/loop.ts'],
+  pool: ['--import', 'tsx', 'bench/pool.ts'],
 };
 
 const wanted = process.argv.slice(2);

@@ -14,11 +14,13 @@
  * request against the global `concurrency`.
  * @module
  */
+
 import pLimit from 'p-limit';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
 import type { CommandOptions, PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
+import { type Queued, WaiterQueue } from './waiter-queue.js';
 
 /** A mail host address to reach. */
 export interface PoolTarget {
@@ -173,7 +175,7 @@ interface Connection {
   closing: boolean;
 }
 
-interface Waiter {
+interface Waiter extends Queued {
   readonly target: PoolTarget;
   readonly profile: string;
   readonly dedicated: boolean;
@@ -196,7 +198,7 @@ interface MxState {
   readonly conns: Set<Connection>;
   /** Idle connections, least recently used first. */
   readonly idle: Connection[];
-  readonly waiters: Waiter[];
+  readonly waiters: WaiterQueue<Waiter>;
 }
 
 function positive(reply: SmtpReply): boolean {
@@ -268,7 +270,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function stateOf(key: string): MxState {
     let state = states.get(key);
     if (state === undefined) {
-      state = { conns: new Set(), idle: [], waiters: [] };
+      state = { conns: new Set(), idle: [], waiters: new WaiterQueue<Waiter>() };
       states.set(key, state);
     }
     return state;
@@ -423,14 +425,15 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     const state = states.get(key);
     if (state === undefined) return;
     const blocked: Waiter[] = [];
-    for (let index = 0; index < state.waiters.length; ) {
-      const waiter = state.waiters[index]!;
+    for (const waiter of state.waiters) {
+      // No idle session of any kind and no free slot: nobody further back can be served either.
+      if (state.idle.length === 0 && state.conns.size >= perMx) break;
       let conn = waiter.dedicated ? undefined : takeIdle(state, waiter.profile);
       if (conn === undefined && state.conns.size < perMx) {
         conn = newConnection(key, waiter.target, waiter.profile, waiter.dedicated);
       }
       if (conn !== undefined) {
-        state.waiters.splice(index, 1);
+        state.waiters.remove(waiter);
         for (const passed of blocked) passed.bypassed += 1;
         waiter.grant(conn);
         continue;
@@ -440,7 +443,6 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         return;
       }
       blocked.push(waiter);
-      index += 1;
     }
     if (blocked.length > 0) makeRoom(state);
   }
@@ -472,6 +474,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         lease,
         retried,
         bypassed: 0,
+        queued: false,
+        slot: -1,
         grant(conn) {
           stop();
           limit(() => run(conn, waiter)).catch(reject);
@@ -487,15 +491,14 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         },
       };
       function onExpire() {
-        const index = state.waiters.indexOf(waiter);
-        if (index >= 0) state.waiters.splice(index, 1);
+        state.waiters.remove(waiter);
         waiter.fail(leaseError(lease));
         if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
       }
       if (retried) state.waiters.unshift(waiter);
       else state.waiters.push(waiter);
       dispatch(key);
-      if (!state.waiters.includes(waiter)) return;
+      if (!waiter.queued) return;
       timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
       unwatch = watchOptionalAbort(lease.signal, onExpire);
     });
@@ -653,8 +656,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     if (state === undefined || conn.dedicated) return riders; // the catch-all probe never shares a session
     const room = Math.min(depth, maxRcpt - conn.rcpts) - 1;
     const passed: Waiter[] = [];
-    for (let index = 0; index < state.waiters.length && riders.length < room; ) {
-      const waiter = state.waiters[index]!;
+    for (const waiter of state.waiters) {
+      if (riders.length >= room) break;
       const fits =
         !waiter.dedicated &&
         waiter.profile === conn.profile &&
@@ -664,10 +667,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       if (!fits) {
         if (waiter.bypassed >= bypassLimit) break;
         passed.push(waiter);
-        index += 1;
         continue;
       }
-      state.waiters.splice(index, 1);
+      state.waiters.remove(waiter);
       for (const other of passed) other.bypassed += 1;
       waiter.board();
       riders.push(waiter);
@@ -832,7 +834,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     async close() {
       closed = true;
       for (const state of [...states.values()]) {
-        for (const waiter of state.waiters.splice(0)) {
+        for (const waiter of state.waiters.drain()) {
           waiter.fail(new SmtpError('aborted', 'the verifier was disposed'));
         }
         for (const conn of [...state.conns]) {
