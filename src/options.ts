@@ -98,6 +98,12 @@ export interface VerifyOptions {
   readonly concurrency?: number;
   /** Most `RCPT TO` commands in one SMTP session before it is closed and a new one opened. @default 20 */
   readonly maxRcptPerSession?: number;
+  /**
+   * Most refused `RCPT TO` in one SMTP session before it is closed and a new one opened: below the error limits
+   * of mail servers (Postfix slows down after 10 and drops the session after 20), which punish a sender that
+   * probes many dead addresses in one session. @default 8
+   */
+  readonly maxRejectsPerSession?: number;
   /** How long an idle SMTP session is kept for reuse, in milliseconds. @default 5000 */
   readonly idleSessionMs?: number;
   /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
@@ -114,6 +120,7 @@ export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
   'concurrency',
   'perMxConcurrency',
   'maxRcptPerSession',
+  'maxRejectsPerSession',
   'idleSessionMs',
   'catchAllTtlMs',
 ] as const satisfies readonly (keyof VerifyOptions)[]);
@@ -159,6 +166,7 @@ export interface ResolvedOptions {
   readonly perMxConcurrency: number;
   readonly concurrency: number;
   readonly maxRcptPerSession: number;
+  readonly maxRejectsPerSession: number;
   readonly idleSessionMs: number;
   readonly signal: AbortSignal | undefined;
 }
@@ -183,6 +191,7 @@ export const DEFAULTS = Object.freeze({
   perMxConcurrency: 2,
   concurrency: 64,
   maxRcptPerSession: 20,
+  maxRejectsPerSession: 8,
   idleSessionMs: 5_000,
 });
 
@@ -217,6 +226,7 @@ const KNOWN_KEYS = new Set([
   'perMxConcurrency',
   'concurrency',
   'maxRcptPerSession',
+  'maxRejectsPerSession',
   'idleSessionMs',
   'signal',
 ]);
@@ -418,6 +428,7 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     perMxConcurrency: int(options, 'perMxConcurrency', 1, 100),
     concurrency: int(options, 'concurrency', 1, 10_000),
     maxRcptPerSession: int(options, 'maxRcptPerSession', 1, 1_000),
+    maxRejectsPerSession: int(options, 'maxRejectsPerSession', 1, 1_000),
     idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
     signal,
   };

@@ -62,6 +62,7 @@ export function createRuntime(options: ResolvedOptions): OwnedRuntime {
         perMxConcurrency: options.perMxConcurrency,
         concurrency: options.concurrency,
         maxRcptPerSession: options.maxRcptPerSession,
+        maxRejectsPerSession: options.maxRejectsPerSession,
         idleSessionMs: options.idleSessionMs,
         catchAllTtlMs: options.catchAllTtlMs,
         now,

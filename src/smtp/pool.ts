@@ -144,6 +144,12 @@ export interface SessionPoolOptions {
   readonly concurrency?: number;
   /** Most `RCPT TO` in one session; the session is then quit and a new one opened. @default 20 */
   readonly maxRcptPerSession?: number;
+  /**
+   * Most refused `RCPT TO` (any reply but 2xx) in one session; the session is then quit and a new one opened.
+   * Below the common error limits of mail servers (Postfix slows every reply after 10 errors and drops the
+   * session after 20), so that a list with many dead addresses does not get the sender flagged. @default 8
+   */
+  readonly maxRejectsPerSession?: number;
   /** How long an idle session is kept for reuse, in milliseconds; `0` disables reuse. @default 5000 */
   readonly idleSessionMs?: number;
   /**
@@ -169,6 +175,8 @@ interface Connection {
   readonly controller: AbortController;
   session: SmtpSession | null;
   rcpts: number;
+  /** `RCPT TO` of this session that got anything but 2xx (see `maxRejectsPerSession`). */
+  rejects: number;
   envelope: { sender: string; smtpUtf8: boolean; rcpts: number } | null;
   sink: TranscriptHook | undefined;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
@@ -250,6 +258,7 @@ function integerOption(value: number | undefined, fallback: number, name: string
 export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const perMx = integerOption(options.perMxConcurrency, 2, 'perMxConcurrency', 1);
   const maxRcpt = integerOption(options.maxRcptPerSession, 20, 'maxRcptPerSession', 1);
+  const maxRejects = integerOption(options.maxRejectsPerSession, 8, 'maxRejectsPerSession', 1);
   const idleMs = integerOption(options.idleSessionMs, 5_000, 'idleSessionMs', 0);
   const depth = integerOption(options.pipelineDepth, DEFAULT_PIPELINE_DEPTH, 'pipelineDepth', 1);
   /** Most waiters that may go past one waiting for a fresh connection (about two sessions' worth). */
@@ -328,6 +337,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       controller: new AbortController(),
       session: null,
       rcpts: 0,
+      rejects: 0,
       envelope: null,
       sink: undefined,
       idleTimer: undefined,
@@ -509,7 +519,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     conn.sink = undefined;
     if (conn.closing) return;
     const reusable =
-      !closed && !conn.dedicated && idleMs > 0 && conn.rcpts < maxRcpt && conn.session?.usable === true;
+      !closed &&
+      !conn.dedicated &&
+      idleMs > 0 &&
+      conn.rcpts < maxRcpt &&
+      conn.rejects < maxRejects &&
+      conn.session?.usable === true;
     if (!reusable) {
       retire(conn);
       return;
@@ -588,7 +603,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     conn.rcpts += 1;
     conn.envelope!.rcpts += 1;
     counters.rcpts += 1;
-    return within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
+    const reply = await within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
+    if (!positive(reply)) conn.rejects += 1;
+    return reply;
   }
 
   /**
@@ -654,7 +671,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     const riders: Waiter[] = [];
     const state = states.get(conn.key);
     if (state === undefined || conn.dedicated) return riders; // the catch-all probe never shares a session
-    const room = Math.min(depth, maxRcpt - conn.rcpts) - 1;
+    // Every rider might be refused: a group never takes the session past its reject cap.
+    const room = Math.min(depth, maxRcpt - conn.rcpts, maxRejects - conn.rejects) - 1;
     const passed: Waiter[] = [];
     for (const waiter of state.waiters) {
       if (riders.length >= room) break;
@@ -745,6 +763,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
           continue;
         }
         answered = true;
+        if (!positive(result.value)) conn.rejects += 1;
         if (group.retry452 && tooManyRecipients(result.value) && before + index > 0) {
           again.push({ waiter: member, reply: result.value });
           continue;

@@ -73,6 +73,8 @@ export interface ProberOptions {
   readonly concurrency?: number;
   /** Most `RCPT TO` per session. @default 20 */
   readonly maxRcptPerSession?: number;
+  /** Most refused `RCPT TO` per session. @default 8 */
+  readonly maxRejectsPerSession?: number;
   /** How long idle sessions are kept, in milliseconds. @default 5000 */
   readonly idleSessionMs?: number;
   /** How long a domain's catch-all answer is kept, in milliseconds. @default 3600000 */
@@ -127,6 +129,9 @@ export function createProber(options: ProberOptions): Prober {
     ...(options.perMxConcurrency === undefined ? {} : { perMxConcurrency: options.perMxConcurrency }),
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.maxRcptPerSession === undefined ? {} : { maxRcptPerSession: options.maxRcptPerSession }),
+    ...(options.maxRejectsPerSession === undefined
+      ? {}
+      : { maxRejectsPerSession: options.maxRejectsPerSession }),
     ...(options.idleSessionMs === undefined ? {} : { idleSessionMs: options.idleSessionMs }),
   });
   const cache = createCatchAllCache({

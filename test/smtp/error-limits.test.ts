@@ -1,0 +1,85 @@
+/**
+ * Kinder to mail servers (issue 10): a raw loopback server that counts errors per session as Postfix does
+ * (`smtpd_soft_error_limit` 10, `smtpd_hard_error_limit` 20: "421 too many errors" and a dropped session). A list
+ * of mostly dead addresses must never reach the soft limit in one session.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { staticResolver } from '../../src/testing/static-resolver.js';
+import { createVerifier, type Verifier } from '../../src/verifier.js';
+import { type RawServerHarness, startRawServer } from '../support/raw-server.js';
+
+let server: RawServerHarness | undefined;
+let verifier: Verifier | undefined;
+afterEach(async () => {
+  await verifier?.dispose();
+  await server?.close();
+  server = undefined;
+  verifier = undefined;
+});
+
+describe('rejected recipients per session', () => {
+  it.each([
+    ['one command at a time', '250-mx.test.local\r\n250 8BITMIME\r\n'],
+    ['pipelined', '250-mx.test.local\r\n250 PIPELINING\r\n'],
+  ])('stay below Postfix soft error limit, %s', async (_, ehlo) => {
+    const errorsPerSession: number[] = [];
+    let disconnectsForErrors = 0;
+    server = await startRawServer({
+      host: '127.0.0.8',
+      script: async (peer) => {
+        let errors = 0;
+        await peer.write('220 mx.test.local ESMTP Postfix\r\n');
+        try {
+          for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
+            const verb = line.split(/[ :]/, 1)[0]!.toUpperCase();
+            if (verb === 'EHLO') await peer.write(ehlo);
+            else if (verb === 'MAIL' || verb === 'RSET') await peer.write('250 2.0.0 ok\r\n');
+            else if (verb === 'RCPT') {
+              if (line.includes('<live')) await peer.write('250 2.1.5 ok\r\n');
+              else {
+                errors++;
+                if (errors >= 20) {
+                  disconnectsForErrors++;
+                  await peer.write('421 4.7.0 mx.test.local Error: too many errors\r\n');
+                  return;
+                }
+                await peer.write('550 5.1.1 <x>: Recipient address rejected: User unknown\r\n');
+              }
+            } else if (verb === 'QUIT') {
+              await peer.write('221 2.0.0 Bye\r\n');
+              return;
+            } else await peer.write('502 5.5.2 Error: command not recognized\r\n');
+          }
+        } finally {
+          errorsPerSession.push(errors);
+        }
+      },
+    });
+    verifier = createVerifier({
+      resolver: staticResolver({ 'dead.test': { a: ['127.0.0.8'] } }),
+      smtpPort: server.port,
+      allowAddresses: ['127.0.0.0/8'],
+      allowTlds: ['test'],
+      heloHost: 'limits.mailvet-test.net',
+      catchAll: false,
+      perMxConcurrency: 1,
+      timeoutMs: 10_000,
+    });
+    const emails = Array.from(
+      { length: 60 },
+      (_, i) => (i % 6 === 0 ? `live${i}` : `dead${i}`) + '@dead.test',
+    );
+    const results = await Promise.all(emails.map((email) => verifier!.verify(email)));
+    expect(results.filter((result) => result.status === 'valid')).toHaveLength(10);
+    expect(results.filter((result) => result.sub_status === 'mailbox_not_found')).toHaveLength(50);
+    await verifier.dispose();
+    verifier = undefined;
+    expect(disconnectsForErrors).toBe(0);
+    expect(Math.max(...errorsPerSession)).toBeLessThanOrEqual(8);
+  });
+
+  it('validates maxRejectsPerSession', () => {
+    for (const bad of [0, -1, 1.5, 1001, '8'])
+      expect(() => createVerifier({ maxRejectsPerSession: bad as never })).toThrow(/maxRejectsPerSession/);
+  });
+});
