@@ -2,7 +2,8 @@
  * The key's jobs: name, state, progress, created time; open, download, delete (after a confirmation).
  * @module
  */
-import { useSignal, useSignalEffect } from '@preact/signals';
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
 import { call, json } from './api.js';
 import { downloadResults } from './download.js';
 import { JobProgress } from './job-progress.js';
@@ -14,9 +15,10 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
   const open = useSignal<string | null>(null);
   const error = useSignal<string | null>(null);
   const reload = useSignal(0);
-  useSignalEffect(() => {
-    void reload.value;
-    void version;
+  // Reloads when a job was created in the bulk panel (`version`) or after Refresh and Delete (`reload`).
+  const reloads = reload.value;
+  useEffect(() => {
+    void reloads;
     json<{ jobs: Job[] }>(apiKey, 'v1/bulk?limit=1000')
       .then((page) => {
         jobs.value = [...page.jobs].reverse();
@@ -24,7 +26,7 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
       .catch((failure: Error) => {
         error.value = failure.message;
       });
-  });
+  }, [apiKey, version, reloads]);
   const remove = async (job: Job) => {
     if (!window.confirm(`Delete the job ${job.name === '' ? job.id : job.name} and its results?`)) return;
     try {

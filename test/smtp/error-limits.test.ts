@@ -65,10 +65,7 @@ describe('rejected recipients per session', () => {
       perMxConcurrency: 1,
       timeoutMs: 10_000,
     });
-    const emails = Array.from(
-      { length: 60 },
-      (_, i) => (i % 6 === 0 ? `live${i}` : `dead${i}`) + '@dead.test',
-    );
+    const emails = Array.from({ length: 60 }, (_, i) => `${i % 6 === 0 ? 'live' : 'dead'}${i}@dead.test`);
     const results = await Promise.all(emails.map((email) => verifier!.verify(email)));
     expect(results.filter((result) => result.status === 'valid')).toHaveLength(10);
     expect(results.filter((result) => result.sub_status === 'mailbox_not_found')).toHaveLength(50);
