@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { DnsError, OptionsError } from '../errors.js';
 import { raceSignal } from './abort.js';
 import { requireLookupName } from './name.js';
+import { requireReverseName } from './reverse.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './types.js';
 
 /** Options of {@link cachedResolver}. */
@@ -69,7 +70,8 @@ function nonNegativeInt(value: unknown, option: string, fallback: number, min = 
  * Wraps `inner` in a cache. An answer is kept for its TTL (`ttlSeconds`), or `defaultTtlMs` (records) /
  * `negativeTtlMs` (`nodata`, `nxdomain`) when it has none, clamped to `minTtlMs`-`maxTtlMs`. Failures are kept
  * `errorTtlMs`. Identical lookups in flight share one inner lookup, which runs without the callers' signals;
- * each caller's own signal still rejects its own promise at once.
+ * each caller's own signal still rejects its own promise at once. `ptr()` and `txt()` are there when `inner`
+ * has them.
  * @example
  * const resolver = cachedResolver(nodeResolver(), { maxTtlMs: 600_000 });
  * await resolver.mx('example.com'); // asks DNS
@@ -137,13 +139,14 @@ export function cachedResolver(inner: Resolver, options: CachedResolverOptions =
   }
 
   function lookup<T>(
-    kind: 'mx' | 'addresses',
+    kind: 'mx' | 'addresses' | 'ptr' | 'txt',
     name: string,
     signal: AbortSignal | undefined,
   ): Promise<DnsAnswer<T>> {
     let normalized: string;
     try {
-      normalized = requireLookupName(name);
+      // A PTR lookup takes an address; its cache key is the reverse name, the same for every spelling.
+      normalized = kind === 'ptr' ? requireReverseName(name) : requireLookupName(name);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -158,7 +161,8 @@ export function cachedResolver(inner: Resolver, options: CachedResolverOptions =
     let pending = inflight.get(key);
     if (pending === undefined) {
       misses++;
-      pending = fetch(key, () => inner[kind](normalized) as Promise<DnsAnswer<MxRecord | string>>);
+      const ask = inner[kind]?.bind(inner) as (name: string) => Promise<DnsAnswer<MxRecord | string>>;
+      pending = fetch(key, () => ask(kind === 'ptr' ? name : normalized));
     } else {
       coalesced++;
     }
@@ -170,6 +174,18 @@ export function cachedResolver(inner: Resolver, options: CachedResolverOptions =
       lookup<MxRecord>('mx', domain, lookupOptions?.signal),
     addresses: (host: string, lookupOptions?: LookupOptions) =>
       lookup<string>('addresses', host, lookupOptions?.signal),
+    ...(inner.ptr === undefined
+      ? {}
+      : {
+          ptr: (address: string, lookupOptions?: LookupOptions) =>
+            lookup<string>('ptr', address, lookupOptions?.signal),
+        }),
+    ...(inner.txt === undefined
+      ? {}
+      : {
+          txt: (name: string, lookupOptions?: LookupOptions) =>
+            lookup<string>('txt', name, lookupOptions?.signal),
+        }),
     stats: () => ({ hits, misses, coalesced, size: cache.size }),
     close() {
       cache.clear();

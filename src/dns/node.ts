@@ -4,8 +4,9 @@
  */
 import { Resolver as DnsResolver } from 'node:dns/promises';
 import { DnsError, type DnsFailure, OptionsError } from '../errors.js';
-import { guardedLookup } from './abort.js';
+import { guardedLookup, raceSignal } from './abort.js';
 import { keepPreferred, mergeAddressAnswers } from './merge.js';
+import { requireReverseName } from './reverse.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './types.js';
 
 /** Options of {@link nodeResolver}. */
@@ -25,6 +26,10 @@ export interface NodeResolverOptions {
 
 /** A {@link Resolver} on node:dns. */
 export interface NodeResolver extends Resolver {
+  /** PTR lookups (node:dns `resolvePtr` of the reverse name). */
+  ptr(address: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
+  /** TXT lookups (node:dns `resolveTxt`; each record's strings joined). */
+  txt(name: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
   /** Cancels lookups in flight (they reject with `DnsError` `aborted`); later lookups reject the same way. */
   close(): void;
 }
@@ -80,6 +85,7 @@ function answerOrThrow(error: unknown, name: string, type: string): DnsAnswer<ne
 /**
  * Creates a resolver on node:dns. MX answers carry no TTL there (node does not report it), so a cache above
  * uses its default (`cachedResolver`'s `defaultTtlMs`); A and AAAA answers carry the smallest record TTL.
+ * PTR and TXT answers carry no TTL either.
  * A lookup that gets no answer throws a `DnsError`: SERVFAIL gives reason `servfail`; REFUSED or a closed
  * server port `refused`; no reply after `tries` attempts `timeout`; a bad name or reply `malformed`.
  * @example
@@ -143,6 +149,25 @@ export function nodeResolver(options: NodeResolverOptions = {}): NodeResolver {
     });
   }
 
+  function names(name: string): Promise<DnsAnswer<string>> {
+    return ask(name, 'PTR', async () => {
+      const records = await resolver.resolvePtr(name);
+      if (records.length === 0) return { kind: 'nodata' };
+      return {
+        kind: 'records',
+        records: records.slice(0, maxRecords).map((host) => host.replace(/\.$/, '')),
+      };
+    });
+  }
+
+  function texts(name: string): Promise<DnsAnswer<string>> {
+    return ask(name, 'TXT', async () => {
+      const records = await resolver.resolveTxt(name);
+      if (records.length === 0) return { kind: 'nodata' };
+      return { kind: 'records', records: records.slice(0, maxRecords).map((chunks) => chunks.join('')) };
+    });
+  }
+
   return {
     mx(domain: string, lookupOptions?: LookupOptions) {
       return guardedLookup(domain, lookupOptions?.signal, mx);
@@ -153,6 +178,18 @@ export function nodeResolver(options: NodeResolverOptions = {}): NodeResolver {
           mergeAddressAnswers(v4, v6, maxRecords),
         ),
       );
+    },
+    ptr(address: string, lookupOptions?: LookupOptions) {
+      let name: string;
+      try {
+        name = requireReverseName(address);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return raceSignal(names(name), name, lookupOptions?.signal);
+    },
+    txt(name: string, lookupOptions?: LookupOptions) {
+      return guardedLookup(name, lookupOptions?.signal, texts);
     },
     close() {
       if (closed) return;

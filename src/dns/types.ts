@@ -31,6 +31,17 @@ export interface Resolver {
   mx(domain: string, options?: LookupOptions): Promise<DnsAnswer<MxRecord>>;
   /** IPv4 and IPv6 addresses of `host` (A and AAAA together), as text. */
   addresses(host: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
+  /**
+   * Host names of the PTR records of `address` (an IPv4 or IPv6 address as text; the reverse name is made
+   * here), without trailing dots. Optional: resolvers written before it may lack it, and whatever needs it
+   * (`diagnose()`) then reports the check as skipped. A bad address rejects with `DnsError` `malformed`.
+   */
+  ptr?(address: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
+  /**
+   * TXT records of `name`, each record's character-strings joined into one string (as SPF reads them).
+   * Optional, like {@link Resolver.ptr}.
+   */
+  txt?(name: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
   /** Releases sockets, timers and caches. Optional. */
   close?(): void;
 }

@@ -40,6 +40,12 @@ export const CONTRACT_ZONE: Zone = {
   'timeout.test': { fail: 'timeout' },
   'badv6.test': { a: ['192.0.2.9'], fail: { aaaa: 'servfail' } },
   'many.test': { mx: MANY_MX },
+  '1.2.0.192.in-addr.arpa': { ptr: ['mx1.mail.test'] },
+  '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa': { ptr: ['MX1.mail.test.'] },
+  '9.2.0.192.in-addr.arpa': { fail: 'servfail' },
+  'spf.mail.test': {
+    txt: ['v=spf1 ip4:192.0.2.0/24 -all', 'x'.repeat(300), 'verification=abc'],
+  },
 };
 
 const HOSTILE_NAMES = [
@@ -184,6 +190,47 @@ export function resolverContract(
           expect((error as DnsError).message.length).toBeLessThan(300);
         }
       }
+    });
+
+    it('returns PTR names of IPv4 and IPv6 addresses, lower case without a trailing dot (when it has ptr)', async () => {
+      if (resolver.ptr === undefined) return;
+      expect(await resolver.ptr('192.0.2.1')).toMatchObject({ kind: 'records', records: ['mx1.mail.test'] });
+      expect(await resolver.ptr('2001:db8::1')).toMatchObject({
+        kind: 'records',
+        records: ['mx1.mail.test'],
+      });
+      expect((await resolver.ptr('192.0.2.77')).kind).toBe('nxdomain');
+      const error = await rejection(resolver.ptr('192.0.2.9'));
+      expect((error as DnsError).reason).toBe('servfail');
+    });
+
+    it('rejects a PTR lookup of anything but an IP address with reason malformed', async () => {
+      if (resolver.ptr === undefined) return;
+      for (const hostile of [
+        '',
+        'mail.test',
+        '192.0.2',
+        '010.0.0.1',
+        '192.0.2.1\u0000',
+        '[192.0.2.1]',
+        'x'.repeat(10_000),
+      ]) {
+        const error = await rejection(resolver.ptr(hostile));
+        expect(error).toBeInstanceOf(DnsError);
+        expect((error as DnsError).reason).toBe('malformed');
+      }
+    });
+
+    it('returns TXT records whole, a long one joined from its character-strings (when it has txt)', async () => {
+      if (resolver.txt === undefined) return;
+      const answer = await resolver.txt('spf.mail.test');
+      expect(answer.kind).toBe('records');
+      const records = answer.kind === 'records' ? [...answer.records].sort() : [];
+      expect(records).toEqual(['v=spf1 ip4:192.0.2.0/24 -all', 'verification=abc', 'x'.repeat(300)]);
+      expect((await resolver.txt('mail.test')).kind).toBe('nodata');
+      expect((await resolver.txt('missing.test')).kind).toBe('nxdomain');
+      expect(((await rejection(resolver.txt('servfail.test'))) as DnsError).reason).toBe('servfail');
+      expect(((await rejection(resolver.txt('a b.test'))) as DnsError).reason).toBe('malformed');
     });
 
     it('rejects with reason aborted when the signal is already aborted', async () => {

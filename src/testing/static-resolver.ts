@@ -5,6 +5,7 @@
  */
 import { guardedLookup } from '../dns/abort.js';
 import { keepPreferred, mergeAddressAnswers } from '../dns/merge.js';
+import { requireReverseName } from '../dns/reverse.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
 import { compileZone, type Zone, type ZoneRecordType } from './zone.js';
@@ -19,6 +20,10 @@ export interface StaticLookup {
 export interface StaticResolver extends Resolver {
   /** Every record lookup made (`addresses()` makes two: A and AAAA), in order. */
   readonly lookups: readonly StaticLookup[];
+  /** PTR lookups: the zone's entry for the address's reverse name. */
+  ptr(address: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
+  /** TXT lookups. */
+  txt(name: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
 }
 
 /** Options of {@link staticResolver}. */
@@ -55,7 +60,12 @@ export function staticResolver(zone: Zone, options: StaticResolverOptions = {}):
     }
     if (answer.kind !== 'records') return { kind: answer.kind };
     const records =
-      type === 'MX' ? keepPreferred(answer.mx, maxRecords) : answer.addresses.slice(0, maxRecords);
+      type === 'MX'
+        ? keepPreferred(answer.mx, maxRecords)
+        : (type === 'PTR' ? answer.names : type === 'TXT' ? answer.texts : answer.addresses).slice(
+            0,
+            maxRecords,
+          );
     return { kind: 'records', records, ttlSeconds: answer.ttl };
   }
 
@@ -78,6 +88,18 @@ export function staticResolver(zone: Zone, options: StaticResolverOptions = {}):
           mergeAddressAnswers(v4, v6, maxRecords),
         ),
       );
+    },
+    ptr(address: string, lookupOptions?: LookupOptions) {
+      let name: string;
+      try {
+        name = requireReverseName(address);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return guardedLookup(name, lookupOptions?.signal, (reverse) => settle<string>(reverse, 'PTR'));
+    },
+    txt(name: string, lookupOptions?: LookupOptions) {
+      return guardedLookup(name, lookupOptions?.signal, (checked) => settle<string>(checked, 'TXT'));
     },
   };
 }

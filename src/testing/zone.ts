@@ -9,7 +9,7 @@ import type { MxRecord } from '../dns/types.js';
 export type ZoneFailure = 'nxdomain' | 'servfail' | 'refused' | 'timeout';
 
 /** The record types a zone serves. */
-export type ZoneRecordType = 'MX' | 'A' | 'AAAA';
+export type ZoneRecordType = 'MX' | 'A' | 'AAAA' | 'PTR' | 'TXT';
 
 /** What one name holds. A name listed with no records exists (its lookups answer "no data"). */
 export interface ZoneEntry {
@@ -19,6 +19,10 @@ export interface ZoneEntry {
   readonly a?: readonly string[];
   /** IPv6 addresses (embedded IPv4 forms such as `::ffff:10.0.0.1` are fine). */
   readonly aaaa?: readonly string[];
+  /** PTR targets (host names), for reverse names such as `7.113.0.203.in-addr.arpa`. */
+  readonly ptr?: readonly string[];
+  /** TXT records, one string each (a server splits longer ones into 255-byte character-strings). */
+  readonly txt?: readonly string[];
   /** An alias: every lookup of this name continues at the target (the entry's other records are ignored). */
   readonly cname?: string;
   /** TTL of this name's records, in seconds. @default 300 */
@@ -26,7 +30,13 @@ export interface ZoneEntry {
   /** Fail every lookup of this name, or only lookups of some types, instead of answering. */
   readonly fail?:
     | ZoneFailure
-    | { readonly mx?: ZoneFailure; readonly a?: ZoneFailure; readonly aaaa?: ZoneFailure };
+    | {
+        readonly mx?: ZoneFailure;
+        readonly a?: ZoneFailure;
+        readonly aaaa?: ZoneFailure;
+        readonly ptr?: ZoneFailure;
+        readonly txt?: ZoneFailure;
+      };
 }
 
 /**
@@ -37,6 +47,8 @@ export interface ZoneEntry {
  *   'mx.example.com': { a: ['192.0.2.25'], ttl: 60 },
  *   'null.example': { mx: [{ priority: 0, exchange: '.' }] },
  *   'broken.example': { fail: 'servfail' },
+ *   'example.org': { txt: ['v=spf1 ip4:192.0.2.0/24 -all'] },
+ *   '25.2.0.192.in-addr.arpa': { ptr: ['mx.example.com'] },
  * };
  */
 export type Zone = Readonly<Record<string, ZoneEntry>>;
@@ -63,6 +75,10 @@ export type ZoneAnswer =
       readonly owner: string;
       readonly mx: readonly MxRecord[];
       readonly addresses: readonly string[];
+      /** PTR targets (normalized), for a PTR question. */
+      readonly names: readonly string[];
+      /** TXT records, for a TXT question. */
+      readonly texts: readonly string[];
       readonly ttl: number;
     }
   | { readonly kind: 'nodata' | 'nxdomain'; readonly aliases: readonly ZoneAlias[] }
@@ -82,7 +98,8 @@ export function normalizeZoneName(name: string): string {
 function failureOf(entry: ZoneEntry, type: ZoneRecordType): ZoneFailure | undefined {
   const fail = entry.fail;
   if (fail === undefined || typeof fail === 'string') return fail;
-  return type === 'MX' ? fail.mx : type === 'A' ? fail.a : fail.aaaa;
+  const byType = { MX: fail.mx, A: fail.a, AAAA: fail.aaaa, PTR: fail.ptr, TXT: fail.txt } as const;
+  return byType[type];
 }
 
 /** Normalizes a zone's names (and MX exchanges: `.` becomes `''`, as node:dns reports a null MX). */
@@ -114,8 +131,11 @@ export function compileZone(zone: Zone): CompiledZone {
               }))
             : [];
         const addresses = type === 'A' ? (entry.a ?? []) : type === 'AAAA' ? (entry.aaaa ?? []) : [];
-        if (mx.length === 0 && addresses.length === 0) return { kind: 'nodata', aliases };
-        return { kind: 'records', aliases, owner: current, mx, addresses, ttl };
+        const targets = type === 'PTR' ? (entry.ptr ?? []).map(normalizeZoneName) : [];
+        const texts = type === 'TXT' ? (entry.txt ?? []) : [];
+        if (mx.length + addresses.length + targets.length + texts.length === 0)
+          return { kind: 'nodata', aliases };
+        return { kind: 'records', aliases, owner: current, mx, addresses, names: targets, texts, ttl };
       }
       return { kind: 'fail', failure: 'servfail' };
     },

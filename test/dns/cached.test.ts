@@ -249,3 +249,30 @@ describe('cachedResolver coalescing', () => {
     await expect(cachedResolver(inner).mx('a.test')).rejects.toMatchObject({ reason: 'other' });
   });
 });
+
+describe('cachedResolver: PTR and TXT', () => {
+  it('has ptr() and txt() only when the inner resolver has them', () => {
+    const older: Resolver = {
+      mx: async () => ({ kind: 'nodata' }),
+      addresses: async () => ({ kind: 'nodata' }),
+    };
+    const cached = cachedResolver(older);
+    expect(cached.ptr).toBeUndefined();
+    expect(cached.txt).toBeUndefined();
+    expect(typeof cachedResolver(staticResolver({})).ptr).toBe('function');
+  });
+
+  it('caches PTR answers by reverse name, so every spelling of an IPv6 address asks once', async () => {
+    const inner = staticResolver({
+      '1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa': { ptr: ['host.test'] },
+      'spf.test': { txt: ['v=spf1 -all'] },
+    });
+    const cached = cachedResolver(inner);
+    expect(await cached.ptr?.('2001:db8::1')).toMatchObject({ records: ['host.test'] });
+    expect(await cached.ptr?.('2001:DB8:0:0:0:0:0:1')).toMatchObject({ records: ['host.test'] });
+    expect(await cached.txt?.('SPF.test.')).toMatchObject({ records: ['v=spf1 -all'] });
+    expect(await cached.txt?.('spf.test')).toMatchObject({ records: ['v=spf1 -all'] });
+    expect(inner.lookups.map((lookup) => lookup.type)).toEqual(['PTR', 'TXT']);
+    expect(cached.stats()).toMatchObject({ hits: 2, misses: 2 });
+  });
+});

@@ -12,7 +12,7 @@ import { compileZone, type Zone, type ZoneRecordType } from '../../src/testing/z
 export interface DnsQuery {
   /** The queried name, as sent. */
   readonly name: string;
-  /** `MX`, `A`, `AAAA`, or the numeric type for anything else. */
+  /** `MX`, `A`, `AAAA`, `PTR`, `TXT`, or the numeric type for anything else. */
   readonly type: string;
   readonly transport: 'udp' | 'tcp';
 }
@@ -30,11 +30,13 @@ export interface DnsTestServer {
   close(): Promise<void>;
 }
 
-const TYPE = { A: 1, CNAME: 5, MX: 15, AAAA: 28, OPT: 41 } as const;
+const TYPE = { A: 1, CNAME: 5, PTR: 12, MX: 15, TXT: 16, AAAA: 28, OPT: 41 } as const;
 const TYPE_NAMES = new Map<number, ZoneRecordType>([
   [TYPE.MX, 'MX'],
   [TYPE.A, 'A'],
   [TYPE.AAAA, 'AAAA'],
+  [TYPE.PTR, 'PTR'],
+  [TYPE.TXT, 'TXT'],
 ]);
 const RCODE = { formerr: 1, servfail: 2, nxdomain: 3, refused: 5 } as const;
 const UDP_MIN_PAYLOAD = 512;
@@ -62,6 +64,18 @@ function ipv6Bytes(address: string): Buffer {
   const bytes = Buffer.alloc(16);
   for (const [index, group] of groups.entries()) bytes.writeUInt16BE(Number.parseInt(group, 16), index * 2);
   return bytes;
+}
+
+/** TXT rdata: the text cut into character-strings of at most 255 bytes, each with its length byte. */
+function txtData(text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  const parts: Buffer[] = [];
+  for (let start = 0; start < bytes.length || start === 0; start += 255) {
+    const chunk = bytes.subarray(start, start + 255);
+    parts.push(Buffer.from([chunk.length]), chunk);
+    if (bytes.length === 0) break;
+  }
+  return Buffer.concat(parts);
 }
 
 function resourceRecord(name: string, type: number, ttl: number, rdata: Buffer): Buffer {
@@ -158,6 +172,12 @@ function handlerFor(zone: Zone, log: DnsQuery[], transport: 'udp' | 'tcp'): Hand
             Buffer.concat([preference, wireName(record.exchange)]),
           ),
         );
+      }
+      for (const target of answer.names) {
+        records.push(resourceRecord(answer.owner, TYPE.PTR, answer.ttl, wireName(target)));
+      }
+      for (const text of answer.texts) {
+        records.push(resourceRecord(answer.owner, TYPE.TXT, answer.ttl, txtData(text)));
       }
       for (const address of answer.addresses) {
         const rdata = type === 'A' ? Buffer.from(address.split('.').map(Number)) : ipv6Bytes(address);
