@@ -92,7 +92,19 @@ export {
   parseIp,
 } from './dns/guard.js';
 export { type NodeResolver, type NodeResolverOptions, nodeResolver } from './dns/node.js';
+export { reverseName } from './dns/reverse.js';
 export type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './dns/types.js';
+export { type BlocklistInfo, DEFAULT_BLOCKLISTS } from './doctor/blocklists.js';
+export { diagnose } from './doctor/diagnose.js';
+export { DIAGNOSE_DEFAULTS, type DiagnoseOptions } from './doctor/options.js';
+export { evaluateSpf, type SpfEvaluation, type SpfOptions, type SpfResult } from './doctor/spf.js';
+export {
+  CHECK_NAMES,
+  type CheckName,
+  type CheckStatus,
+  type DiagnosticCheck,
+  type DiagnosticsReport,
+} from './doctor/types.js';
 export {
   DnsError,
   type DnsFailure,

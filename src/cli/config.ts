@@ -287,6 +287,9 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   proxy: '--proxy',
   port: '--port',
   apiKeys: 'MAILVET_API_KEYS',
+  ip: '--ip',
+  probeDomain: '--probe-domain',
+  blocklists: '--blocklist',
 };
 
 /**

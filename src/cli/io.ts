@@ -3,6 +3,8 @@
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
+import type { DiagnoseOptions } from '../doctor/options.js';
+import type { DiagnosticsReport } from '../doctor/types.js';
 import type { VerifyOptions } from '../options.js';
 import type { Verifier } from '../verifier.js';
 
@@ -30,13 +32,15 @@ export interface CliIo {
   readonly hostname?: () => string;
   /** Builds the verifier from the options the flags and environment gave. @default createVerifier */
   readonly createVerifier?: (options: VerifyOptions) => Verifier;
+  /** Runs `mailvet doctor`'s diagnosis from the options the flags gave. @default diagnose */
+  readonly diagnose?: (options: DiagnoseOptions) => Promise<DiagnosticsReport>;
 }
 
 /** The documented exit codes (docs/cli.md). */
 export const EXIT = Object.freeze({
   /** Success; for `verify`: every address is `valid`. */
   ok: 0,
-  /** `verify`: at least one address is not `valid`. */
+  /** `verify`: at least one address is not `valid`; `doctor`: a check failed. */
   notValid: 1,
   /** Usage error: unknown command or flag, bad value, missing argument. */
   usage: 2,

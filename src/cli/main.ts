@@ -1,5 +1,5 @@
 /**
- * The `mailvet` command: `main(argv, io)` dispatches to `verify`, `bulk` or `serve` and turns every user
+ * The `mailvet` command: `main(argv, io)` dispatches to `verify`, `bulk`, `serve` or `doctor` and turns every user
  * error into one line on standard error and an exit code. It never calls `process.exit`.
  * @module
  */
@@ -17,6 +17,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   verify: async () => (await import('./verify.js')).runVerify,
   bulk: async () => (await import('./bulk.js')).runBulk,
   serve: async () => (await import('./serve.js')).runServe,
+  doctor: async () => (await import('./doctor.js')).runDoctor,
 };
 
 /** The top-level help text. */
@@ -26,6 +27,7 @@ Commands:
   verify <email...>        verify addresses and print a summary of each (or --json)
   bulk <file|-> [-o out]   verify a CSV or text list, streaming, with progress and --resume
   serve [--port --host]    run the HTTP API (keys from MAILVET_API_KEYS)
+  doctor                   check this host: port 25, reverse DNS, HELO, SPF, blocklists
 
 Flags:
   -h, --help               show help (also: mailvet <command> --help)
@@ -60,7 +62,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (load === undefined) {
     const shown = JSON.stringify(command.slice(0, 40));
     throw usageError(
-      `unknown ${command.startsWith('-') ? 'flag' : 'command'} ${shown}; commands: verify, bulk, serve (see mailvet --help)`,
+      `unknown ${command.startsWith('-') ? 'flag' : 'command'} ${shown}; commands: verify, bulk, serve, doctor (see mailvet --help)`,
     );
   }
   const run = await load();
@@ -69,7 +71,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
 
 /**
  * Runs the `mailvet` command line in process and resolves with its exit code (docs/cli.md): 0 success,
- * 1 `verify` found an address that is not valid, 2 usage error, 3 input/output error, 4 internal error,
+ * 1 `verify` found an address that is not valid (`doctor`: a check failed), 2 usage error, 3 input/output error, 4 internal error,
  * 130 interrupted. Errors are written to `io.stderr` as one line; a stack trace only with `MAILVET_DEBUG=1`.
  * @example
  * const code = await main(['verify', '--no-smtp', 'someone@example.com'], {

@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diagnose } from '../../src/doctor/diagnose.js';
+import type { DiagnoseOptions } from '../../src/doctor/options.js';
+import { tcpTransport } from '../../src/smtp/tcp.js';
+import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { type RawServerHarness, startRawServer } from '../support/raw-server.js';
+import { runCli } from './support.js';
+
+let dns: DnsTestServer;
+let mx: RawServerHarness;
+
+beforeAll(async () => {
+  dns = await startDnsServer({
+    'probe.test': { mx: [{ priority: 10, exchange: 'mx.probe.test' }] },
+    'mx.probe.test': { a: ['127.0.0.2'] },
+    'refused.test': { mx: [{ priority: 10, exchange: 'mx.refused.test' }] },
+    'mx.refused.test': { a: ['127.0.0.6'] },
+    '1.0.0.127.in-addr.arpa': { ptr: ['mail.sender.test'] },
+    'mail.sender.test': { a: ['127.0.0.1'] },
+    'sender.test': {
+      mx: [{ priority: 10, exchange: 'mail.sender.test' }],
+      txt: ['v=spf1 ip4:127.0.0.0/8 -all'],
+    },
+    'bl.test': {},
+  });
+  mx = await startRawServer({
+    host: '127.0.0.2',
+    script: async (peer) => {
+      await peer.write('220 mx.probe.test ESMTP\r\n');
+      for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
+        if (/^EHLO /i.test(line)) await peer.write('250-mx.probe.test Hello [127.0.0.1]\r\n250 8BITMIME\r\n');
+        else if (/^QUIT/i.test(line)) return void (await peer.write('221 bye\r\n'));
+        else await peer.write('502 no\r\n');
+      }
+    },
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([dns.close(), mx.close()]);
+});
+
+/** Runs `mailvet doctor`, its SMTP connections bound to 127.0.0.1 (the address the zone's PTR describes). */
+function doctor(args: string[], env: Record<string, string> = {}) {
+  return runCli(['doctor', ...args], {
+    env,
+    diagnose: (options: DiagnoseOptions) =>
+      diagnose({
+        ...options,
+        ...(options.proxy === undefined ? { transport: tcpTransport({ localAddress: '127.0.0.1' }) } : {}),
+      }),
+  });
+}
+
+function world(port = mx.port, probe = 'probe.test'): string[] {
+  return [
+    '--dns',
+    dns.address,
+    '--smtp-port',
+    String(port),
+    '--probe-domain',
+    probe,
+    '--helo',
+    'mail.sender.test',
+    '--from',
+    'verify@sender.test',
+    '--allow-address',
+    '127.0.0.0/8',
+    '--allow-tld',
+    'test',
+    '--blocklist',
+    'bl.test',
+    '--timeout',
+    '5',
+  ];
+}
+
+describe('mailvet doctor', () => {
+  it('prints a checklist, one line per check, and a passing verdict with exit code 0', async () => {
+    const run = await doctor(world());
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\n');
+    for (const title of [
+      'DNS',
+      'SOCKS proxy',
+      'Port 25',
+      'Egress address',
+      'Reverse DNS',
+      'HELO name',
+      'SPF',
+      'MAIL FROM domain',
+      'Blocklists',
+    ]) {
+      expect(lines.filter((line) => line.includes(`] ${title} `)).length, title).toBe(1);
+    }
+    expect(run.stdout).toContain('[ok  ] Reverse DNS');
+    expect(run.stdout).toMatch(/Verdict: PASS \(8 passed, 0 warned, 0 failed, 1 skipped; \d+ ms\)/);
+  });
+
+  it('gives the report as JSON with --json', async () => {
+    const run = await doctor([...world(), '--json']);
+    const report = JSON.parse(run.stdout);
+    expect(report.verdict).toBe('pass');
+    expect(report.egress_ip).toBe('127.0.0.1');
+    expect(report.checks.map((check: { name: string }) => check.name)).toEqual([
+      'dns',
+      'proxy',
+      'port25',
+      'egress',
+      'reverse_dns',
+      'helo',
+      'spf',
+      'sender_domain',
+      'blocklists',
+    ]);
+  });
+
+  it('exits 1 with the advice under the failed check when port 25 is refused', async () => {
+    const closed = await startRawServer({ host: '127.0.0.6', script: async () => {} });
+    const port = closed.port;
+    await closed.close();
+    const run = await doctor([...world(port, 'refused.test'), '--ip', '127.0.0.1']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(
+      /\[FAIL\] Port 25 +the connection to mx\.refused\.test \[127\.0\.0\.6\]:\d+ was refused/,
+    );
+    expect(run.stdout).toContain('-> Outbound port 25 is blocked');
+    expect(run.stdout).toContain('Verdict: FAIL');
+  });
+
+  it('reads the shared settings from MAILVET_* variables', async () => {
+    const run = await doctor(
+      ['--probe-domain', 'probe.test', '--json', '--blocklist', 'bl.test', '--allow-tld', 'test'],
+      {
+        MAILVET_DNS: dns.address,
+        MAILVET_SMTP_PORT: String(mx.port),
+        MAILVET_HELO: 'other.sender.test',
+        MAILVET_FROM: 'verify@sender.test',
+        MAILVET_ALLOW_ADDRESS: '127.0.0.0/8',
+      },
+    );
+    const report = JSON.parse(run.stdout);
+    expect(report.helo_host).toBe('other.sender.test');
+    expect(report.checks.find((check: { name: string }) => check.name === 'helo').status).toBe('warn');
+    expect(run.code).toBe(0);
+  });
+
+  it('prints help with exit code 0 and is listed in the main help', async () => {
+    const run = await doctor(['--help']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Usage: mailvet doctor');
+    expect(run.stdout).toContain('--probe-domain');
+    expect((await runCli(['--help'])).stdout).toContain('doctor');
+  });
+
+  it.each<[string, string[]]>([
+    ['--timeout', ['--timeout', 'abc']],
+    ['--timeout', ['--timeout', '0']],
+    ['--timeout', ['--timeout', '99999999999']],
+    ['--timeout', ['--timeout', '５']],
+    ['--dns', ['--dns', 'not-an-ip']],
+    ['--dns', ['--dns', '127.0.0.1:99999']],
+    ['--smtp-port', ['--smtp-port', '70000']],
+    ['--smtp-port', ['--smtp-port', '２５']],
+    ['--helo', ['--helo', 'bad host']],
+    ['--helo', ['--helo', 'exämple.com']],
+    ['--helo', ['--helo', `${'a'.repeat(300)}.com`]],
+    ['--from', ['--from', 'no-at-sign']],
+    ['--from', ['--from', 'a@b.test\rRCPT TO:<x@y.test>']],
+    ['--from', ['--from', `${'a'.repeat(300)}@example.com`]],
+    ['--proxy', ['--proxy', 'http://127.0.0.1:8080']],
+    ['--proxy', ['--proxy', 'socks5://ü:@127.0.0.1']],
+    ['--allow-address', ['--allow-address', '10.0.0.0/99']],
+    ['--allow-tld', ['--allow-tld', 'tëst']],
+    ['--probe-domain', ['--probe-domain', 'exämple.com']],
+    ['--probe-domain', ['--probe-domain', `${'a'.repeat(64)}.com`]],
+    ['--probe-domain', ['--probe-domain', 'a\u0000b.com']],
+    ['--ip', ['--ip', '1.2.3']],
+    ['--ip', ['--ip', '２.２.２.２']],
+    ['--ip', ['--ip', 'x'.repeat(5000)]],
+    ['--blocklist', ['--blocklist', 'not a zone']],
+    ['--blocklist', ['--blocklist', 'bl.test', '--no-blocklists']],
+    ['--json', ['--json=yes']],
+    ['--bogus', ['--bogus']],
+    ['no arguments', ['extra-argument']],
+  ])('refuses bad input (%#: %s) with exit code 2 and a one-line error naming it', async (named, args) => {
+    const run = await doctor(args);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.startsWith('mailvet: ')).toBe(true);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toContain(named);
+    expect(run.stderr.length).toBeLessThan(400);
+  });
+});
