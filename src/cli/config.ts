@@ -111,7 +111,8 @@ function many(args: ParsedArgs, env: Env, flag: string, variable: string): Sourc
   return { label: variable, value: entries };
 }
 
-function switched(args: ParsedArgs, env: Env, flag: string, variable: string): boolean {
+/** A boolean flag, else its variable (1/true/yes/on or 0/false/no/off); a usage error for anything else. */
+export function switched(args: ParsedArgs, env: Env, flag: string, variable: string): boolean {
   if (args.flag(flag)) return true;
   const raw = env[variable];
   if (raw === undefined) return false;

@@ -3,6 +3,8 @@
  * @module
  */
 import { BulkJobManager } from '../bulk/manager.js';
+import type { Resolver } from '../dns/types.js';
+import type { DiagnoseOptions } from '../doctor/options.js';
 import { isMailvetError } from '../errors.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
@@ -10,11 +12,13 @@ import { createVerifier, type Verifier } from '../verifier.js';
 import { checkSecrets } from '../webhooks/sign.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
+  type CliSettings,
   integer,
   optionsUsageError,
   readSettings,
   type Sourced,
   single,
+  switched,
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
@@ -35,6 +39,11 @@ const FLAGS: readonly FlagSpec[] = [
     description: 'interface to listen on (default 127.0.0.1)',
   },
   { name: 'no-console', type: 'boolean', description: 'do not serve the web console at /' },
+  {
+    name: 'diagnostics',
+    type: 'boolean',
+    description: 'serve GET /v1/diagnostics, the mailvet doctor report of this host (off by default)',
+  },
   {
     name: 'greylist-delays',
     type: 'string',
@@ -94,12 +103,26 @@ The verification flags below set how the server verifies.
 Flags:
 ${flagHelp(FLAGS)}
 
-Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, and the MAILVET_* of the flags.
+Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, and the MAILVET_* of
+the flags.
 MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) turns on signed job webhooks
 (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md).
 Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
 `;
+
+/** The options of `GET /v1/diagnostics`: the same host settings the server verifies with. */
+function diagnoseOptionsOf(settings: CliSettings, resolver: Resolver | undefined): DiagnoseOptions {
+  return {
+    allowAddresses: settings.allowAddresses,
+    allowTlds: settings.allowTlds,
+    ...(resolver === undefined ? {} : { resolver }),
+    ...(settings.proxy === undefined ? {} : { proxy: settings.proxy }),
+    ...(settings.heloHost === undefined ? {} : { heloHost: settings.heloHost }),
+    ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
+    ...(settings.smtpPort === undefined ? {} : { smtpPort: settings.smtpPort }),
+  };
+}
 
 /** Runs `mailvet serve`; resolves with the exit code once the server has stopped. */
 export async function runServe(argv: readonly string[], io: CliIo): Promise<number> {
@@ -120,6 +143,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
   const settings = readSettings(args, io.env);
+  const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
   const built = verifyOptionsOf(settings);
   let verifier: Verifier;
   try {
@@ -155,6 +179,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
             },
           }),
       console: !args.flag('no-console'),
+      ...(diagnostics
+        ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
+        : {}),
       logger: {
         error: (message, details) => {
           const reason = details.error instanceof Error ? details.error.message : String(details.error);

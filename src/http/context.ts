@@ -3,6 +3,7 @@
  * @module
  */
 import type { BulkJobManagerApi } from '../bulk/types.js';
+import type { DiagnosticsReport } from '../doctor/types.js';
 import type { Verifier } from '../verifier.js';
 import type { HttpLimits } from './limits.js';
 import type { QueryParams } from './params.js';
@@ -21,6 +22,8 @@ export interface Services {
   readonly webhooks: HttpWebhooks | undefined;
   /** Milliseconds between heartbeat comments of `GET /v1/bulk/{id}/events`. */
   readonly heartbeatMs: number;
+  /** Runs (or reuses) the diagnosis of `GET /v1/diagnostics`; `undefined` while the route is off. */
+  readonly diagnostics: (() => Promise<DiagnosticsReport>) | undefined;
 }
 
 /** One request, after routing and authentication. */

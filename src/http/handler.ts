@@ -12,6 +12,7 @@ import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
 import { consoleResponse, isConsolePath, readConsole } from './console.js';
 import type { Context, Operation, Services } from './context.js';
+import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
 import { clientAddressOf, isLightRequest } from './light.js';
@@ -70,6 +71,12 @@ export interface HandlerOptions {
   readonly webhooks?: HttpWebhookOptions;
   /** Milliseconds between heartbeat comments of `GET /v1/bulk/{id}/events`. @default 15000 */
   readonly heartbeatMs?: number;
+  /**
+   * `GET /v1/diagnostics` (the `mailvet doctor` report of this host): `true`, or `{ options, cacheMs }`. Off
+   * by default, since it reveals the host's egress address and reputation and connects to a mail server; when
+   * on, every API key may call it. See docs/http.md. @default false
+   */
+  readonly diagnostics?: boolean | DiagnosticsRouteOptions;
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -96,6 +103,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   getJobResults,
   jobEvents,
   listWebhookDeliveries,
+  getDiagnostics,
 };
 
 const KNOWN_OPTIONS = new Set([
@@ -111,6 +119,7 @@ const KNOWN_OPTIONS = new Set([
   'requestId',
   'webhooks',
   'heartbeatMs',
+  'diagnostics',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -164,6 +173,11 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   }
   const authenticate = authenticatorOf(options);
   const limits = resolveLimits(options.limits);
+  const diagnostics = diagnosticsRunner(
+    options.diagnostics,
+    options.verifierOptions,
+    options.clock ?? Date.now,
+  );
   const logger = options.logger ?? consoleLogger;
   const generateId = options.requestId ?? randomRequestId;
   const limiter = createRateLimiter({
@@ -198,6 +212,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     creating: new Map(),
     webhooks,
     heartbeatMs,
+    diagnostics,
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);

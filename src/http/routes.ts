@@ -21,7 +21,8 @@ export type OperationId =
   | 'startJob'
   | 'getJobResults'
   | 'jobEvents'
-  | 'listWebhookDeliveries';
+  | 'listWebhookDeliveries'
+  | 'getDiagnostics';
 
 /** An OpenAPI parameter object. */
 export interface ParameterDoc {
@@ -334,6 +335,23 @@ export const ROUTES: readonly Route[] = [
       status: 200,
       description: 'The attempts.',
       content: { 'application/json': ref('WebhookDeliveries') },
+    },
+    errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/diagnostics',
+    operationId: 'getDiagnostics',
+    auth: true,
+    summary: "Check the server's host (mailvet doctor): port 25, reverse DNS, HELO, SPF, blocklists",
+    description:
+      'Off by default: a server started without `diagnostics` (mailvet serve without --diagnostics) answers 404. ' +
+      'When on, any API key may call it; one run (DNS questions, and one SMTP connection with EHLO and QUIT only) ' +
+      'is shared by concurrent callers and reused for 60 s.',
+    success: {
+      status: 200,
+      description: 'The report.',
+      content: { 'application/json': ref('DiagnosticsReport') },
     },
     errors: ['not_found'],
   },

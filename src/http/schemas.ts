@@ -5,6 +5,7 @@
  */
 import { JOB_STATUSES } from '../bulk/types.js';
 import { RESULT_FIELDS, STATUSES, SUB_STATUSES } from '../result.js';
+import { DIAGNOSTICS_REPORT } from './diagnostics-schema.js';
 import { HTTP_ERROR_CODES } from './errors.js';
 import { WEBHOOK_ATTEMPT, WEBHOOK_DELIVERIES, WEBHOOK_EVENT, WEBHOOK_SPEC } from './webhook-schemas.js';
 
@@ -237,4 +238,5 @@ export const SCHEMAS: Readonly<Record<string, Schema>> = {
   WebhookAttempt: WEBHOOK_ATTEMPT,
   WebhookDeliveries: WEBHOOK_DELIVERIES,
   WebhookEvent: WEBHOOK_EVENT,
+  DiagnosticsReport: DIAGNOSTICS_REPORT,
 };

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
+import { startDnsServer } from '../support/dns-server.js';
 import { runCli } from './support.js';
 
 /** Starts `mailvet serve` in process; resolves once it prints where it listens. */
@@ -58,6 +59,33 @@ describe('mailvet serve', () => {
     expect(await server.exited).toBe(EXIT.ok);
     expect(server.output()).toMatch(/mailvet API stopped\n$/);
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('serves GET /v1/diagnostics only with --diagnostics (or MAILVET_DIAGNOSTICS=1), with its DNS settings', async () => {
+    const dns = await startDnsServer({ 'probe.test': {} });
+    try {
+      const headers = { authorization: 'Bearer k' };
+      const off = await serve(['--port', '0', '--dns', dns.address], { MAILVET_API_KEYS: 'k' });
+      expect((await fetch(`${off.url}/v1/diagnostics`, { headers })).status).toBe(404);
+      off.stop();
+      await off.exited;
+      const on = await serve(['--port', '0', '--dns', dns.address, '--helo', 'mail.sender.test'], {
+        MAILVET_API_KEYS: 'k',
+        MAILVET_DIAGNOSTICS: '1',
+      });
+      const response = await fetch(`${on.url}/v1/diagnostics`, { headers });
+      expect(response.status).toBe(200);
+      const report = await response.json();
+      expect(report.helo_host).toBe('mail.sender.test');
+      // The loopback DNS server knows no gmail.com: the resolver answers, the probe domain has no MX.
+      expect(report.checks[0]).toMatchObject({ name: 'dns', status: 'warn' });
+      expect(report.checks.find((check: { name: string }) => check.name === 'port25').status).toBe('skipped');
+      expect(dns.queryLog.some((query) => query.name === 'gmail.com' && query.type === 'MX')).toBe(true);
+      on.stop();
+      expect(await on.exited).toBe(EXIT.ok);
+    } finally {
+      await dns.close();
+    }
   });
 
   it('takes the port and host from MAILVET_PORT and MAILVET_HOST', async () => {
