@@ -10,6 +10,7 @@ const CATEGORIES = [
   ['src/bulk/', 'Bulk jobs'],
   ['src/http/', 'HTTP adapter'],
   ['src/dns/', 'DNS (Resolver seam)'],
+  ['src/doctor/', 'Host diagnostics (doctor)'],
   ['src/smtp/', 'SMTP (Transport seam)'],
   ['src/syntax/', 'Syntax'],
   ['src/typo/', 'Typo suggestions'],

@@ -12,6 +12,7 @@
  */
 export { API_KEYS_ENV, type Authenticate, bearerKeys, sha256Hex } from './auth.js';
 export { CSV_COLUMNS, csvField, FORMULA_ESCAPES, type FormulaEscape, needsFormulaEscape } from './csv.js';
+export type { DiagnosticsRouteOptions } from './diagnostics-route.js';
 export {
   type ErrorBody,
   errorResponse,
