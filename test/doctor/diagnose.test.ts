@@ -45,6 +45,9 @@ function zoneFor(): Zone {
     'mx.silent.test': { a: ['127.0.0.3'] },
     'tarpit.test': { mx: [{ priority: 10, exchange: 'mx.tarpit.test' }] },
     'mx.tarpit.test': { a: ['127.0.0.4'] },
+    // Behind the proxy only: the test SOCKS server refuses every non-loopback destination without connecting.
+    'faraway.test': { mx: [{ priority: 10, exchange: 'mx.faraway.test' }] },
+    'mx.faraway.test': { a: ['192.0.2.25'] },
     'closed.test': { mx: [{ priority: 10, exchange: 'mx.closed.test' }] },
     'mx.closed.test': { a: ['127.0.0.5'] },
     // The sender: PTR and forward records of 127.0.0.1, SPF through include: and ip4: ranges.
@@ -274,6 +277,25 @@ describe('diagnose against loopback DNS and SMTP servers', () => {
       expect(check(report, 'port25').status).toBe('pass');
       expect(socks.destinations()).toEqual([`127.0.0.2:${echoing.port}`]);
       expect(JSON.stringify(report)).not.toContain('s3cret');
+    } finally {
+      await socks.close();
+    }
+  });
+
+  it('passes the proxy handshake but fails port 25 when the proxy cannot open the onward connection', async () => {
+    const socks = await startSocksServer();
+    try {
+      const { transport: _unused, ...rest } = options(echoing);
+      const report = await diagnose({
+        ...rest,
+        proxy: socks.url,
+        probeDomain: 'faraway.test',
+        allowAddresses: ['127.0.0.0/8', '192.0.2.25'],
+      });
+      expect(check(report, 'proxy').status).toBe('pass');
+      expect(check(report, 'proxy').evidence).toContain('could not open the onward connection');
+      expect(check(report, 'port25')).toMatchObject({ status: 'fail', details: { outcome: 'proxy' } });
+      expect(socks.destinations()).toEqual([`192.0.2.25:${echoing.port}`]);
     } finally {
       await socks.close();
     }
