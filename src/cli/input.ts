@@ -5,6 +5,10 @@
  */
 
 import { CsvReader, sniffDelimiter } from './csv.js';
+import { findEmailColumn } from './email-column.js';
+
+export { findEmailColumn };
+
 import { CliError, EXIT, quote, usageError } from './io.js';
 import { type Line, readLines } from './lines.js';
 
@@ -51,37 +55,6 @@ export interface InputOptions {
   readonly column?: string | undefined;
   /** Read as plain text whatever the first line looks like (for `.txt` files). @default false */
   readonly text?: boolean;
-}
-
-/** Header names taken for the address column, compared without case, spaces, `-` or `_`. */
-const EMAIL_HEADERS = new Set([
-  'email',
-  'emails',
-  'emailaddress',
-  'emailaddr',
-  'emailid',
-  'mail',
-  'mailaddress',
-  'courriel',
-  'correo',
-  'correoelectronico',
-  'epost',
-  'emailadresse',
-  'mailadresse',
-]);
-
-function compact(header: string): string {
-  return header
-    .trim()
-    .toLowerCase()
-    .replace(/[\s_-]+/g, '');
-}
-
-/** Index of the header that names the address column, or -1. */
-export function findEmailColumn(headers: readonly string[]): number {
-  const names = headers.map(compact);
-  const exact = names.findIndex((name) => EMAIL_HEADERS.has(name));
-  return exact !== -1 ? exact : names.findIndex((name) => name.includes('email') && !name.includes('@'));
 }
 
 function listed(headers: readonly string[]): string {

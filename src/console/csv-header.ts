@@ -3,17 +3,7 @@
  * upload (the server finds the same column by the same names when none is picked).
  * @module
  */
-
-/** Header names taken for the address column (as `mailvet bulk` and the API guess it). */
-const EMAIL_HEADERS = new Set([
-  'email',
-  'emails',
-  'emailaddress',
-  'emailaddr',
-  'emailid',
-  'mail',
-  'mailaddress',
-]);
+export { findEmailColumn as guessEmailColumn } from '../cli/email-column.js';
 
 /** The cells of the first line of `text`, split at its delimiter (comma, semicolon or tab); quotes honoured. */
 export function headerCells(text: string): string[] {
@@ -40,11 +30,4 @@ export function headerCells(text: string): string[] {
   }
   cells.push(cell);
   return cells.map((value) => value.trim());
-}
-
-/** The index of the header that names the address column, or -1. */
-export function guessEmailColumn(headers: readonly string[]): number {
-  const names = headers.map((header) => header.toLowerCase().replace(/[\s_-]+/g, ''));
-  const exact = names.findIndex((name) => EMAIL_HEADERS.has(name));
-  return exact !== -1 ? exact : names.findIndex((name) => name.includes('email'));
 }
