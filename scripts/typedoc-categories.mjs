@@ -8,6 +8,7 @@ import { Comment, CommentTag, Converter, ReflectionKind } from 'typedoc';
 /** Source directory prefix → category, first match wins. */
 const CATEGORIES = [
   ['src/bulk/', 'Bulk jobs'],
+  ['src/postgres/', 'Durable job stores (mailvet/postgres)'],
   ['src/http/', 'HTTP adapter'],
   ['src/dns/', 'DNS (Resolver seam)'],
   ['src/doctor/', 'Host diagnostics (doctor)'],

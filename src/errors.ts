@@ -20,6 +20,8 @@ export const ERROR_CODES = {
   job_failed: 409,
   limit_exceeded: 429,
   store_error: 500,
+  store_unavailable: 503,
+  lease_lost: 409,
   webhook_refused: 422,
 } as const;
 

@@ -28,7 +28,9 @@ export {
   type BulkVerifier,
   type Clock,
   type CreateJobInput,
+  type DurableJobStore,
   type GreylistRetryOptions,
+  isDurableStore,
   JOB_STATUSES,
   type Job,
   type JobAccess,
@@ -41,7 +43,10 @@ export {
   type JobStatus,
   type JobStore,
   type ListJobsOptions,
+  type ResultCommit,
   type ResultsOptions,
+  type StoredRetry,
+  type StoreHealth,
   type StreamOptions,
 } from './bulk/types.js';
 export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';

@@ -5,7 +5,7 @@
 import { isStatus, STATUSES, type Status, type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import type { RetrySchedule } from './retry.js';
-import type { Job, JobError, JobRecord, JobStatus } from './types.js';
+import type { Job, JobError, JobRecord, JobStatus, StoredRetry } from './types.js';
 import type { JobWork } from './work.js';
 
 /** Everything the manager knows about a job it holds. */
@@ -37,6 +37,11 @@ export interface LiveJob {
   /** Final results not yet handed to the store. */
   bufferPositions: number[];
   bufferResults: VerificationResult[];
+  /** Durable stores: final results accounted for but not yet committed (with the record, in one transaction). */
+  commitPositions: number[];
+  commitResults: VerificationResult[];
+  /** Durable stores: greylisted positions that started waiting since the last commit. */
+  retryWrites: StoredRetry[];
   /** Results the store refused (it threw): kept here so that none is lost. */
   unsaved: Map<number, VerificationResult> | null;
   storeBroken: boolean;
@@ -45,12 +50,78 @@ export interface LiveJob {
   /** Store calls of this job, in order. Never rejects. */
   chain: Promise<void>;
   flushQueued: boolean;
+  /** `performance.now()` of the last flush. */
+  flushedAt: number;
   /** In the manager's ready queue. */
   inReady: boolean;
   /** Streams waiting for this job to change. */
   waiters: (() => void)[];
   /** Bumped on every change that a stream may wait for. */
   version: number;
+}
+
+/** The fields a new (or recovered) job starts from; the rest start empty. */
+export type JobStart = Pick<
+  LiveJob,
+  | 'id'
+  | 'owner'
+  | 'name'
+  | 'status'
+  | 'total'
+  | 'completed'
+  | 'counts'
+  | 'createdAt'
+  | 'startedAt'
+  | 'completedAt'
+  | 'error'
+  | 'armed'
+  | 'work'
+  | 'greylistDelaysMs'
+>;
+
+/** A job's live state with nothing in flight, buffered or waiting. */
+export function liveJob(start: JobStart): LiveJob {
+  return {
+    ...start,
+    deleted: false,
+    retries: null,
+    interim: new Map(),
+    inFlight: 0,
+    bufferPositions: [],
+    bufferResults: [],
+    commitPositions: [],
+    commitResults: [],
+    retryWrites: [],
+    unsaved: null,
+    storeBroken: false,
+    dirty: false,
+    chain: Promise.resolve(),
+    flushQueued: false,
+    flushedAt: performance.now(),
+    inReady: false,
+    waiters: [],
+    version: 0,
+  };
+}
+
+/** The live state of a job read back from a store (its work, if any, is restored separately). */
+export function liveJobOf(record: JobRecord): LiveJob {
+  return liveJob({
+    id: record.id,
+    owner: record.owner,
+    name: record.name,
+    status: record.status,
+    total: record.total,
+    completed: record.completed,
+    counts: { ...zeroCounts(), ...record.counts },
+    createdAt: record.createdAt,
+    startedAt: record.startedAt,
+    completedAt: record.completedAt,
+    error: record.error,
+    armed: record.armed ?? false,
+    work: null,
+    greylistDelaysMs: record.greylistDelaysMs,
+  });
 }
 
 /** True for `complete` and `failed`. */
@@ -106,6 +177,7 @@ export function recordOf(job: LiveJob): JobRecord {
     completedAt: job.completedAt,
     error: job.error,
     greylistDelaysMs: job.greylistDelaysMs,
+    armed: job.armed,
   };
 }
 

@@ -23,6 +23,8 @@ import {
   isFinished,
   isResult,
   type LiveJob,
+  liveJob,
+  liveJobOf,
   recordOf,
   snapshot,
   zeroCounts,
@@ -34,6 +36,7 @@ import type {
   BulkJobManagerOptions,
   BulkVerifier,
   CreateJobInput,
+  DurableJobStore,
   Job,
   JobAccess,
   JobError,
@@ -42,14 +45,25 @@ import type {
   JobListener,
   ListJobsOptions,
   ResultsOptions,
+  StoreHealth,
   StreamOptions,
 } from './types.js';
-import { JobWork, type Task } from './work.js';
+import { isDurableStore } from './types.js';
+import { domainKey, JobWork, type Task } from './work.js';
 
 /** Results handed to the store in one call, at most (fewer when the job goes idle or a reader waits). */
 const FLUSH_SIZE = 256;
 /** Positions a stream reads from the store at once. */
 const STREAM_PAGE = 256;
+/**
+ * Longest time a durable store's job keeps final results unwritten while verifications go on, in milliseconds:
+ * what a crash can cost is re-verifying about this much work.
+ */
+const DURABLE_FLUSH_MS = 1000;
+/** Inputs read from a durable store at once while recovering a job. */
+const RESTORE_PAGE = 65_536;
+/** Longest pause between two retention sweeps. */
+const SWEEP_EVERY_MAX_MS = 3_600_000;
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 /** Largest time `Date` can represent, in milliseconds. */
 const MAX_TIME = 8.64e15;
@@ -98,6 +112,14 @@ export class BulkJobManager implements BulkJobManagerApi {
   #idle: (() => void)[] = [];
   #closing = false;
   #closed: Promise<void> | undefined;
+  /** The store, when it is durable: jobs are recovered from it and leased. */
+  readonly #durable: DurableJobStore | undefined;
+  /** Settles once the jobs of a durable store are recovered (at once for other stores). */
+  readonly #opened: Promise<void>;
+  #recovering: boolean;
+  #leaseTimer: ReturnType<typeof setInterval> | undefined;
+  #tendingLeases = false;
+  #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
   /** Validates `options` (an `OptionsError` names a bad one) and, unless one is given, makes a verifier. */
   constructor(options: BulkJobManagerOptions = {}) {
@@ -110,6 +132,44 @@ export class BulkJobManager implements BulkJobManagerApi {
       this.#ownedVerifier = createVerifier(this.#options.verifierOptions);
       this.#verifier = this.#ownedVerifier;
     }
+    const store = this.#options.store;
+    this.#durable = isDurableStore(store) ? store : undefined;
+    this.#recovering = this.#durable !== undefined;
+    this.#opened = this.#durable === undefined ? Promise.resolve() : this.#recover(this.#durable);
+    this.#opened.then(
+      () => this.#watchRetention(),
+      () => {}, // reported by every call that awaits it
+    );
+  }
+
+  /**
+   * Resolves once the manager is ready: with a durable store, when its unfinished jobs are recovered (they go
+   * on processing) and its finished jobs are readable; rejects with `store_error` / `store_unavailable` when
+   * the store cannot be read. Every method waits for it, so calling it is optional.
+   */
+  async opened(): Promise<void> {
+    await this.#opened;
+  }
+
+  /**
+   * The store's state for `GET /healthz`: `memory` for a store that is not durable, else `up` when the
+   * database answers a trivial query within `timeoutMs` and `down` otherwise.
+   */
+  async storeHealth(timeoutMs = 2000): Promise<StoreHealth> {
+    const store = this.#durable;
+    if (store === undefined) return 'memory';
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+    });
+    try {
+      await Promise.race([this.#opened.then(() => store.ping()), timeout]);
+      return 'up';
+    } catch {
+      return 'down';
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -119,6 +179,7 @@ export class BulkJobManager implements BulkJobManagerApi {
   async create(input?: CreateJobInput): Promise<Job> {
     this.#assertOpen();
     const fields = createInput(input);
+    await this.#whenOpen();
     // A webhook is checked (and its host resolved through the SSRF guard) before the job exists.
     let webhook: PreparedWebhook | undefined;
     if (input?.webhook !== undefined) {
@@ -135,7 +196,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       throw new LimitError('maxJobs', this.#options.maxJobs, 'too many jobs are held; delete finished ones');
     }
     const id = this.#newId();
-    const job: LiveJob = {
+    const job = liveJob({
       id,
       owner: fields.owner,
       name: fields.name,
@@ -148,34 +209,17 @@ export class BulkJobManager implements BulkJobManagerApi {
       completedAt: null,
       error: null,
       armed: fields.autoStart,
-      deleted: false,
       work: new JobWork(this.#options.perDomainConcurrency),
-      retries: null,
-      interim: new Map(),
-      inFlight: 0,
-      bufferPositions: [],
-      bufferResults: [],
-      unsaved: null,
-      storeBroken: false,
-      dirty: false,
-      chain: Promise.resolve(),
-      flushQueued: false,
-      inReady: false,
-      waiters: [],
-      version: 0,
       greylistDelaysMs: fields.greylistDelaysMs ?? this.#options.greylistDelaysMs,
-    };
-    if (job.greylistDelaysMs.length > 0) {
-      job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
-        this.#retry(job, due),
-      );
-    }
+    });
+    this.#scheduleRetries(job);
     this.#jobs.set(id, job);
-    this.#append(job, emails);
+    // A durable store gets the record and the inputs in one transaction, before anything can start.
+    const inputsSaved = this.#append(job, emails);
     const created = snapshot(job); // as created: queued (the specification's creation response)
     const completed = this.#completeIfEmpty(job);
     try {
-      await this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job)));
+      await (inputsSaved ?? this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job))));
     } catch (error) {
       this.#forget(job);
       throw new StoreError('save the job', error);
@@ -197,6 +241,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   async add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job> {
     this.#assertOpen();
+    await this.#whenOpen();
     const job = this.#find(id, access);
     const trimmed = trimmedEmails(emails, this.#options.maxAddressesPerAdd, this.#options.maxEmailLength);
     if (job.status === 'failed') throw new JobFinishedError(job.status);
@@ -207,11 +252,20 @@ export class BulkJobManager implements BulkJobManagerApi {
         `the job would hold ${job.total + trimmed.length} addresses`,
       );
     }
+    let inputsSaved: Promise<void> | undefined;
     if (trimmed.length > 0) {
       if (job.status === 'complete') this.#reopen(job);
-      this.#append(job, trimmed);
+      inputsSaved = this.#append(job, trimmed);
       this.#makeReady(job);
       this.#pump();
+    }
+    if (inputsSaved !== undefined) {
+      try {
+        await inputsSaved;
+      } catch (error) {
+        this.#storeFailed(job, 'save the addresses', error);
+        throw new StoreError('save the addresses', error);
+      }
     }
     await this.#sync(job);
     return snapshot(job);
@@ -223,6 +277,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   async start(id: string, access?: JobAccess): Promise<Job> {
     this.#assertOpen();
+    await this.#whenOpen();
     const job = this.#find(id, access);
     if (job.status === 'failed') throw new JobFinishedError(job.status);
     job.armed = true;
@@ -236,6 +291,7 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** The job, or `undefined` when it is missing, deleted or another owner's. */
   async get(id: string, access?: JobAccess): Promise<Job | undefined> {
+    await this.#whenOpen();
     const job = this.#visible(id, ownerOf(access));
     if (job === undefined) return undefined;
     await this.#sync(job);
@@ -247,6 +303,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     const fields = readOptions(options);
     const owner = ownerOf(options);
     const { offset, limit } = paging(fields);
+    await this.#whenOpen();
     const visible: LiveJob[] = [];
     for (const job of this.#jobs.values()) if (job.owner === owner) visible.push(job);
     const page = visible.slice(offset, offset + limit);
@@ -261,10 +318,11 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   async results(id: string, options?: ResultsOptions): Promise<VerificationResult[]> {
     const fields = readOptions(options);
-    const job = this.#find(id, options);
     const { offset, limit } = paging(fields);
     const partial = fields.partial ?? false;
     if (typeof partial !== 'boolean') throw new JobInputError('partial', 'must be a boolean');
+    await this.#whenOpen();
+    const job = this.#find(id, options);
     await this.#sync(job);
     if (job.deleted) throw new JobNotFoundError(id);
     if (!partial && job.status === 'failed') throw new JobFailedError(snapshot(job));
@@ -286,13 +344,23 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult> {
     const fields = readOptions(options);
-    const job = this.#find(id, options);
     const { offset } = paging(fields);
-    return this.#stream(job, offset);
+    if (this.#recovering) return this.#streamOnceOpen(id, options, offset);
+    return this.#stream(this.#find(id, options), offset);
+  }
+
+  async *#streamOnceOpen(
+    id: string,
+    access: JobAccess | undefined,
+    offset: number,
+  ): AsyncGenerator<VerificationResult, void, undefined> {
+    await this.#whenOpen();
+    yield* this.#stream(this.#find(id, access), offset);
   }
 
   /** Stops the job's work (verifications in flight finish and are dropped) and forgets it and its results. */
   async delete(id: string, access?: JobAccess): Promise<void> {
+    await this.#whenOpen();
     const job = this.#find(id, access);
     this.#forget(job);
     this.#webhooks?.detach(id);
@@ -322,6 +390,8 @@ export class BulkJobManager implements BulkJobManagerApi {
    * Graceful shutdown: takes no more work (`create`, `add` and `start` then throw `disposed`), lets the
    * verifications in flight finish and stores their results, fails the jobs that are not complete (`error.code`
    * `disposed`; their results stay readable), then disposes the verifier it made and closes the store.
+   * With a durable store, unfinished jobs are not failed: they stay as they are (their greylisting retries
+   * included), their leases are given up, and the next manager opened on the store resumes them.
    * Reads keep working as far as the store allows (the memory store does). Idempotent.
    */
   close(): Promise<void> {
@@ -332,13 +402,21 @@ export class BulkJobManager implements BulkJobManagerApi {
   async #shutDown(): Promise<void> {
     this.#closing = true;
     this.#ready.clear();
+    clearInterval(this.#sweepTimer);
+    clearInterval(this.#leaseTimer);
+    await this.#opened.catch(() => {});
     if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
     const jobs = [...this.#jobs.values()];
     await Promise.all(jobs.map((job) => this.#sync(job)));
-    for (const job of jobs) {
-      this.#fail(job, { code: 'disposed', message: 'the manager was closed before the job finished' });
+    if (this.#durable === undefined) {
+      for (const job of jobs) {
+        this.#fail(job, { code: 'disposed', message: 'the manager was closed before the job finished' });
+      }
+      await Promise.all(jobs.map((job) => this.#sync(job)));
+    } else {
+      for (const job of jobs) job.retries?.clear(); // their due times are in the store
+      await this.#durable.releaseLeases().catch(() => {}); // else another manager waits out the lease
     }
-    await Promise.all(jobs.map((job) => this.#sync(job)));
     await this.#ownedVerifier?.dispose();
     await this.#webhooks?.close();
     try {
@@ -349,6 +427,11 @@ export class BulkJobManager implements BulkJobManagerApi {
   }
 
   // --- lookup and validation ---
+
+  /** Waits for the recovery of a durable store's jobs; throws what made it fail. */
+  async #whenOpen(): Promise<void> {
+    if (this.#durable !== undefined) await this.#opened;
+  }
 
   #assertOpen(): void {
     if (this.#closing) throw new MailvetError('disposed', 'the job manager has been closed');
@@ -383,16 +466,147 @@ export class BulkJobManager implements BulkJobManagerApi {
     return now;
   }
 
+  // --- recovery from a durable store ---
+
+  /** Loads the finished jobs, claims and resumes the unfinished ones, then keeps their leases. */
+  async #recover(store: DurableJobStore): Promise<void> {
+    try {
+      for (const record of await store.finishedJobs()) this.#jobs.set(record.id, liveJobOf(record));
+      await this.#claim(store);
+    } catch (error) {
+      throw isMailvetError(error) && error.code === 'store_unavailable'
+        ? error
+        : new StoreError('recover its jobs', error);
+    } finally {
+      this.#recovering = false;
+    }
+    const every = Math.max(100, Math.floor(store.leaseMs / 3));
+    this.#leaseTimer = setInterval(() => void this.#tendLeases(store), every);
+    this.#leaseTimer.unref?.();
+  }
+
+  /** Takes over the unfinished jobs whose lease is free or expired and resumes them. */
+  async #claim(store: DurableJobStore): Promise<void> {
+    for (const record of await store.claimJobs()) {
+      if (this.#closing) return;
+      if (this.#jobs.has(record.id)) continue;
+      const job = liveJobOf(record);
+      await this.#restore(store, job);
+      this.#jobs.set(job.id, job);
+      if (job.status === 'processing' || job.work!.copies.length > 0) this.#scheduleFlush(job);
+      this.#makeReady(job);
+    }
+    this.#pump();
+  }
+
+  /**
+   * Rebuilds the pending work of a recovered job from its stored inputs: positions with a final result are
+   * skipped, duplicates follow their first position again, greylisted positions wait for their stored due time.
+   */
+  async #restore(store: DurableJobStore, job: LiveJob): Promise<void> {
+    const final = new Uint8Array((job.total >>> 3) + 1);
+    for (const position of await store.finalPositions(job.id)) final[position >>> 3]! |= 1 << (position & 7);
+    const waiting = new Map((await store.getRetries(job.id)).map((retry) => [retry.position, retry]));
+    const emailOf = new Map<number, string>();
+    const restored = {
+      isFinal: (position: number) => (final[position >>> 3]! & (1 << (position & 7))) !== 0,
+      isWaiting: (position: number) => waiting.has(position),
+    };
+    job.work = new JobWork(this.#options.perDomainConcurrency);
+    for (let at = 0; at < job.total; at += RESTORE_PAGE) {
+      const emails = await store.getInputs(job.id, at, RESTORE_PAGE);
+      job.work.add(emails, at, restored);
+      for (let i = 0; i < emails.length; i++) if (waiting.has(at + i)) emailOf.set(at + i, emails[i]!);
+    }
+    this.#scheduleRetries(job);
+    for (const retry of waiting.values()) {
+      const email = emailOf.get(retry.position);
+      if (email === undefined) continue;
+      const task = { position: retry.position, email, key: domainKey(email), attempt: retry.attempt };
+      job.interim.set(retry.position, retry.result);
+      if (job.retries === null) job.work.retry({ ...task, attempt: 0 });
+      else job.retries.restore(task, retry.dueAt);
+    }
+  }
+
+  /** Renews this manager's leases, then takes over jobs whose holder died (its lease expired). */
+  async #tendLeases(store: DurableJobStore): Promise<void> {
+    if (this.#tendingLeases || this.#closing) return;
+    this.#tendingLeases = true;
+    try {
+      await store.renewLeases();
+      await this.#claim(store);
+    } catch {
+      // The database is unreachable: the next tick tries again; writes meanwhile fail their jobs.
+    } finally {
+      this.#tendingLeases = false;
+    }
+  }
+
+  // --- retention ---
+
+  /** Starts the background sweep that forgets finished jobs older than `retentionMs` (0: never). */
+  #watchRetention(): void {
+    const retention = this.#options.retentionMs;
+    if (retention === 0 || this.#closing) return;
+    this.#sweep();
+    const every = Math.min(SWEEP_EVERY_MAX_MS, Math.max(1000, Math.floor(retention / 2)));
+    this.#sweepTimer = setInterval(() => this.#sweep(), every);
+    this.#sweepTimer.unref?.();
+  }
+
+  /** Deletes, from memory and the store, each finished job whose `completed_at` is `retentionMs` ago. */
+  #sweep(): void {
+    const before = this.#options.clock.now() - this.#options.retentionMs;
+    for (const job of [...this.#jobs.values()]) {
+      if (!isFinished(job) || job.completedAt === null || job.completedAt > before || job.inFlight > 0)
+        continue;
+      this.#forget(job);
+      this.#webhooks?.detach(job.id);
+      void this.#enqueue(job, () => this.#options.store.deleteJob(job.id)).catch(() => {
+        // The store refused: the job is gone from this manager; a durable store keeps it until the next open.
+      });
+    }
+  }
+
   // --- scheduling ---
 
-  #append(job: LiveJob, emails: readonly string[]): void {
-    if (emails.length === 0) return;
+  /**
+   * Appends addresses to a job's work. With a durable store it also queues the write of the inputs and the
+   * record (one transaction) ahead of anything that could start, and returns that write.
+   */
+  #append(job: LiveJob, emails: readonly string[]): Promise<void> | undefined {
+    if (emails.length === 0) return undefined;
     const first = job.total;
     job.total += emails.length;
     job.dirty = true;
+    let saved: Promise<void> | undefined;
+    const store = this.#durable;
+    if (store !== undefined) {
+      const record = recordOf(job);
+      saved = this.#enqueue(job, () => store.putInputs(record, first, emails));
+    }
     job.work!.add(emails, first);
     if (job.work!.copies.length > 0) this.#scheduleFlush(job);
     this.#wake(job);
+    return saved;
+  }
+
+  #scheduleRetries(job: LiveJob): void {
+    if (job.retries !== null || job.greylistDelaysMs.length === 0) return;
+    job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
+      this.#retry(job, due),
+    );
+  }
+
+  /** The store failed `operation`: a lost lease hands the job to its new holder, anything else fails it. */
+  #storeFailed(job: LiveJob, operation: string, error: unknown): void {
+    if (isMailvetError(error) && error.code === 'lease_lost') {
+      this.#forget(job); // another manager took the job over: it is that manager's now
+      return;
+    }
+    job.storeBroken = true;
+    this.#fail(job, { code: 'store_error', message: storeMessage(operation, error) });
   }
 
   #makeReady(job: LiveJob): void {
@@ -506,7 +720,12 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (!job.deleted) {
       job.work?.release(task.key);
       this.#record(job, task, outcome, ok);
-      if (job.bufferPositions.length >= FLUSH_SIZE || job.inFlight === 0 || job.waiters.length > 0) {
+      if (
+        job.bufferPositions.length >= FLUSH_SIZE ||
+        job.inFlight === 0 ||
+        job.waiters.length > 0 ||
+        (this.#durable !== undefined && performance.now() - job.flushedAt >= DURABLE_FLUSH_MS)
+      ) {
         this.#scheduleFlush(job);
       }
       this.#makeReady(job);
@@ -533,7 +752,12 @@ export class BulkJobManager implements BulkJobManagerApi {
       !isFinished(job)
     ) {
       job.interim.set(task.position, result);
-      job.retries.add({ ...task, attempt: task.attempt + 1 });
+      const retry = { ...task, attempt: task.attempt + 1 };
+      const dueAt = job.retries.add(retry);
+      if (this.#durable !== undefined) {
+        job.retryWrites.push({ position: task.position, attempt: retry.attempt, dueAt, result });
+        job.dirty = true;
+      }
       return;
     }
     this.#produce(job, task.position, result);
@@ -599,11 +823,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     job.completedAt = null;
     job.dirty = true;
     job.work ??= new JobWork(this.#options.perDomainConcurrency);
-    if (job.retries === null && job.greylistDelaysMs.length > 0) {
-      job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
-        this.#retry(job, due),
-      );
-    }
+    this.#scheduleRetries(job);
   }
 
   #forget(job: LiveJob): void {
@@ -644,6 +864,7 @@ export class BulkJobManager implements BulkJobManagerApi {
   /** Hands buffered results and copies to the store, then saves the metadata and tells listeners. Never throws. */
   async #flush(job: LiveJob): Promise<void> {
     job.flushQueued = false;
+    job.flushedAt = performance.now();
     if (job.deleted) return;
     const before = job.completed;
     const positions = job.bufferPositions;
@@ -660,7 +881,10 @@ export class BulkJobManager implements BulkJobManagerApi {
     }
     const completes = job.status === 'processing' && job.completed === job.total;
     if (completes) this.#complete(job);
-    if (job.dirty && !job.storeBroken) {
+    if (this.#durable !== undefined) {
+      if (job.dirty && !job.storeBroken) await this.#commit(this.#durable, job);
+      if (job.deleted) return;
+    } else if (job.dirty && !job.storeBroken) {
       job.dirty = false;
       try {
         await this.#options.store.saveJob(recordOf(job));
@@ -679,10 +903,34 @@ export class BulkJobManager implements BulkJobManagerApi {
     this.#wake(job);
   }
 
+  /** Durable stores: writes the results accounted for, the record and new retries in one transaction. */
+  async #commit(store: DurableJobStore, job: LiveJob): Promise<void> {
+    const positions = job.commitPositions;
+    const results = job.commitResults;
+    const retries = job.retryWrites;
+    job.commitPositions = [];
+    job.commitResults = [];
+    job.retryWrites = [];
+    job.dirty = false;
+    try {
+      await store.putResults(job.id, positions, results, { record: recordOf(job), retries });
+    } catch (error) {
+      this.#keep(job, positions, results);
+      this.#storeFailed(job, 'write results', error);
+    }
+  }
+
   async #write(job: LiveJob, positions: number[], results: VerificationResult[]): Promise<void> {
     job.completed += positions.length;
     for (const result of results) job.counts[result.status]++;
     job.dirty = true;
+    if (this.#durable !== undefined && !job.storeBroken) {
+      for (let i = 0; i < positions.length; i++) {
+        job.commitPositions.push(positions[i]!);
+        job.commitResults.push(results[i]!);
+      }
+      return;
+    }
     if (!job.storeBroken) {
       try {
         await this.#options.store.putResults(job.id, positions, results);
@@ -713,7 +961,16 @@ export class BulkJobManager implements BulkJobManagerApi {
       let result = known.get(from) ?? job.unsaved?.get(from);
       if (result === undefined) {
         // A result that became final while this flush ran is still in the buffer.
-        buffered ??= new Map(job.bufferPositions.map((position, k) => [position, job.bufferResults[k]!]));
+        buffered ??= new Map([
+          ...job.commitPositions.map((position, k): [number, VerificationResult] => [
+            position,
+            job.commitResults[k]!,
+          ]),
+          ...job.bufferPositions.map((position, k): [number, VerificationResult] => [
+            position,
+            job.bufferResults[k]!,
+          ]),
+        ]);
         result = buffered.get(from);
       }
       if (result === undefined) {

@@ -35,7 +35,9 @@ export function memoryJobStore(): JobStore {
     putResults(id, positions, results) {
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
       const columns = stored(id).results;
-      for (let i = 0; i < positions.length; i++) columns.set(positions[i]!, results[i]!);
+      for (let i = 0; i < positions.length; i++) {
+        if (columns.get(positions[i]!) === undefined) columns.set(positions[i]!, results[i]!); // written once
+      }
     },
     getResults(id, offset, limit) {
       const columns = stored(id).results;

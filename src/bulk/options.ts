@@ -18,6 +18,7 @@ export const BULK_DEFAULTS = Object.freeze({
   maxAddressesPerAdd: 100_000,
   maxEmailLength: 1024,
   greylistDelaysMs: Object.freeze([60_000, 300_000, 900_000]) as readonly number[],
+  retentionMs: 30 * 86_400_000,
 });
 
 /** Options after validation and defaulting. */
@@ -33,6 +34,7 @@ export interface ResolvedBulkOptions {
   readonly maxAddressesPerAdd: number;
   readonly maxEmailLength: number;
   readonly greylistDelaysMs: readonly number[];
+  readonly retentionMs: number;
   readonly store: JobStore;
   readonly clock: Clock;
   readonly ids: () => string;
@@ -52,6 +54,7 @@ const KNOWN_KEYS = new Set([
   'maxEmailLength',
   'greylistRetry',
   'store',
+  'retentionMs',
   'clock',
   'ids',
 ]);
@@ -124,6 +127,14 @@ function delays(value: unknown): readonly number[] {
   return checked;
 }
 
+/** Ten years: the longest retention, so that `completed_at + retention` stays a valid time. */
+const MAX_RETENTION_MS = 10 * 365 * 86_400_000;
+
+function retention(value: unknown): number {
+  if (value === 0) return 0;
+  return int(value, 'retentionMs', BULK_DEFAULTS.retentionMs, 1000, MAX_RETENTION_MS);
+}
+
 /** Validates the manager's options once and fills in defaults; an {@link OptionsError} names a bad one. */
 export function resolveBulkOptions(options: BulkJobManagerOptions = {}): ResolvedBulkOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -185,6 +196,7 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
     ),
     maxEmailLength: int(options.maxEmailLength, 'maxEmailLength', BULK_DEFAULTS.maxEmailLength, 1, 65_536),
     greylistDelaysMs: delays(options.greylistRetry),
+    retentionMs: retention(options.retentionMs),
     store:
       withMethods<JobStore>(options.store, 'store', ['saveJob', 'putResults', 'getResults', 'deleteJob']) ??
       memoryJobStore(),

@@ -42,10 +42,22 @@ export class RetrySchedule {
     return this.#size === 0 || this.#timerDue === Number.POSITIVE_INFINITY ? null : this.#timerDue;
   }
 
-  /** Schedules `task` (whose `attempt` is the retry number, from 1) after its level's delay. */
-  add(task: Task): void {
-    const level = task.attempt - 1;
-    const due = this.#clock.now() + this.#delaysMs[level]!;
+  /**
+   * Schedules `task` (whose `attempt` is the retry number, from 1) after its level's delay; returns when it is
+   * due (clock milliseconds).
+   */
+  add(task: Task): number {
+    const due = this.#clock.now() + this.#delaysMs[task.attempt - 1]!;
+    this.restore(task, due);
+    return due;
+  }
+
+  /**
+   * Schedules `task` at `due`, a time an earlier process computed (recovery from a durable store). Restore a
+   * level's tasks in due order, before any `add` of that level, so that each level stays in due order.
+   */
+  restore(task: Task, due: number): void {
+    const level = Math.min(Math.max(task.attempt, 1), this.#delaysMs.length) - 1;
     this.#levels[level]!.push({ task, due });
     this.#size++;
     if (due < this.#timerDue) this.#arm(due);

@@ -209,13 +209,28 @@ export interface BulkJobManagerOptions {
   readonly maxEmailLength?: number;
   /** Retries of greylisted results. @default { delaysMs: [60000, 300000, 900000] } */
   readonly greylistRetry?: GreylistRetryOptions;
-  /** Where jobs and results are kept. @default memoryJobStore() */
+  /**
+   * Where jobs and results are kept. A {@link DurableJobStore} (`mailvet/postgres`) makes jobs survive
+   * restarts: the manager resumes its unfinished jobs when it opens. @default memoryJobStore()
+   */
   readonly store?: JobStore;
+  /**
+   * How long a finished (`complete` or `failed`) job and its results are kept after `completed_at`, in
+   * milliseconds; a background sweep then deletes them from memory and the store. `0` keeps them until
+   * `delete`. @default 2592000000 (30 days)
+   */
+  readonly retentionMs?: number;
   /** Time source and timers. @default the system clock */
   readonly clock?: Clock;
   /** Makes job ids: each must be 1-128 characters of `A-Z a-z 0-9 _ -`. @default () => crypto.randomUUID() */
   readonly ids?: () => string;
 }
+
+/**
+ * What `BulkJobManager.storeHealth()` reports: `memory` (the store is not durable), `up` or `down` (the
+ * database does not answer).
+ */
+export type StoreHealth = 'memory' | 'up' | 'down';
 
 /** A value or a promise of it: stores may be synchronous (memory) or asynchronous (a database). */
 export type Awaitable<T> = T | Promise<T>;
@@ -239,6 +254,11 @@ export interface JobRecord {
   readonly error: JobError | null;
   /** The job's greylisting retry delays, in milliseconds. */
   readonly greylistDelaysMs: readonly number[];
+  /**
+   * The job runs as soon as it has addresses (`autoStart`, or `start()` was called). Durable stores keep it so
+   * that a recovered `queued` job starts only if it was started. @default false
+   */
+  readonly armed?: boolean;
 }
 
 /**
@@ -251,12 +271,16 @@ export interface JobStore {
   saveJob(record: JobRecord): Awaitable<void>;
   /**
    * Records final results: `results[i]` is the result at input position `positions[i]`. A position is written
-   * at most once; the same result object may appear at several positions (duplicates of one address).
+   * once: a second write of a written position is a no-op, so that a position verified twice (after a crash)
+   * still has one result. The same result object may appear at several positions (duplicates of one address).
+   * The manager passes `commit` only to a {@link DurableJobStore}: its record and retries are written in the
+   * same transaction as the results.
    */
   putResults(
     id: string,
     positions: readonly number[],
     results: readonly VerificationResult[],
+    commit?: ResultCommit,
   ): Awaitable<void>;
   /**
    * Reads positions `offset` to `offset + limit - 1`: an array of length `limit`, with `undefined` where no
@@ -271,6 +295,68 @@ export interface JobStore {
   deleteJob(id: string): Awaitable<void>;
   /** Releases the store's resources; called once by `BulkJobManager.close()`. Optional. */
   close?(): Awaitable<void>;
+}
+
+/** A greylisted position waiting for its retry, as a {@link DurableJobStore} keeps it. */
+export interface StoredRetry {
+  /** Input position. */
+  readonly position: number;
+  /** The retry it waits for: 1 for the first. */
+  readonly attempt: number;
+  /** When the retry is due, in milliseconds since the epoch. */
+  readonly dueAt: number;
+  /** The greylisted result, final if the job fails before the retry. */
+  readonly result: VerificationResult;
+}
+
+/** What a durable store writes in the same transaction as a batch of results. */
+export interface ResultCommit {
+  /** The job's metadata after the batch (its `completed` and `counts` include it). */
+  readonly record: JobRecord;
+  /** Positions that start waiting for a greylisting retry (replacing an earlier wait of the same position). */
+  readonly retries: readonly StoredRetry[];
+}
+
+/**
+ * A {@link JobStore} that outlives the process (`pgliteStore`, `postgresStore` in `mailvet/postgres`). Beyond
+ * the base seam it keeps each job's inputs and pending greylisting retries, so that a manager opened on it
+ * resumes unfinished jobs, and it leases unfinished jobs to one store instance at a time, so that two managers
+ * on one database never process the same job at once. See docs/bulk.md, "Durable jobs".
+ */
+export interface DurableJobStore extends JobStore {
+  /** Marks the store as durable: the manager recovers jobs from it and keeps jobs unfinished on `close()`. */
+  readonly durable: true;
+  /** How long a lease lasts without renewal, in milliseconds; the manager renews at a third of it. */
+  readonly leaseMs: number;
+  /**
+   * Saves `record` and the inputs at positions `first`, `first + 1`, ... in one transaction; a new job is leased
+   * to this store. Throws `lease_lost` when another store holds the job.
+   */
+  putInputs(record: JobRecord, first: number, emails: readonly string[]): Promise<void>;
+  /** Reads `limit` inputs from position `offset` (fewer at the end of the job). */
+  getInputs(id: string, offset: number, limit: number): Promise<string[]>;
+  /** The positions of a job that have a final result, in any order. */
+  finalPositions(id: string): Promise<number[]>;
+  /** The positions of a job waiting for a greylisting retry. */
+  getRetries(id: string): Promise<StoredRetry[]>;
+  /** Every finished (`complete` or `failed`) job, oldest first. */
+  finishedJobs(): Promise<JobRecord[]>;
+  /**
+   * Leases to this store every unfinished job whose lease is free or has expired, and returns them (the jobs
+   * it newly holds), oldest first, with `completed` and `counts` recounted from the stored results.
+   */
+  claimJobs(): Promise<JobRecord[]>;
+  /** Extends this store's leases; returns the ids of the unfinished jobs it still holds. */
+  renewLeases(): Promise<string[]>;
+  /** Gives up this store's leases at once, so that another manager may take the jobs over without waiting. */
+  releaseLeases(): Promise<void>;
+  /** Resolves when the database answers a trivial query; rejects otherwise (`GET /healthz`). */
+  ping(): Promise<void>;
+}
+
+/** True when `store` is a {@link DurableJobStore}. */
+export function isDurableStore(store: JobStore): store is DurableJobStore {
+  return (store as Partial<DurableJobStore>).durable === true;
 }
 
 /** Events of the manager. Each listener receives a snapshot of the job. */

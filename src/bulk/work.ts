@@ -35,6 +35,14 @@ export function domainKey(email: string): string {
 
 const COMPACT_AT = 65_536;
 
+/** What a durable store says about the positions of a recovered job (see {@link JobWork.add}). */
+export interface RestoredPositions {
+  /** True when the position has a stored final result. */
+  isFinal(position: number): boolean;
+  /** True when the position waits for a greylisting retry. */
+  isWaiting(position: number): boolean;
+}
+
 /**
  * Pending work of one job. `add` appends a batch grouped by domain (so that a domain's addresses reach the
  * verifier together and share its pooled SMTP sessions); `take` hands out the next task whose domain is under
@@ -61,8 +69,12 @@ export class JobWork {
     this.#cap = perDomainConcurrency;
   }
 
-  /** Queues `emails` (trimmed) at positions `first`, `first + 1`, ... */
-  add(emails: readonly string[], first: number): void {
+  /**
+   * Queues `emails` (trimmed) at positions `first`, `first + 1`, ... When `restored` is given (a job recovered
+   * from a durable store), positions it says are final are not queued (and count as final for their
+   * duplicates), and positions waiting for a greylisting retry are not queued either (the retry queues them).
+   */
+  add(emails: readonly string[], first: number, restored?: RestoredPositions): void {
     this.#ensureBits(first + emails.length);
     const groups = new Map<string, number[]>();
     for (let i = 0; i < emails.length; i++) {
@@ -70,6 +82,7 @@ export class JobWork {
       const position = first + i;
       const seen = this.#seen.get(email);
       if (seen !== undefined) {
+        if (restored?.isFinal(position)) continue; // its copy of the result was stored already
         if (this.#isFinal(seen)) this.copies.push(seen, position);
         else {
           const followers = this.#followers.get(seen);
@@ -79,6 +92,13 @@ export class JobWork {
         continue;
       }
       this.#seen.set(email, position);
+      if (restored !== undefined) {
+        if (restored.isFinal(position)) {
+          this.#final[position >>> 3]! |= 1 << (position & 7);
+          continue;
+        }
+        if (restored.isWaiting(position)) continue;
+      }
       const key = domainKey(email);
       const group = groups.get(key);
       if (group === undefined) groups.set(key, [i]);

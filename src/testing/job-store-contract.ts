@@ -4,7 +4,7 @@
  * @module
  */
 import { describe, expect, it } from 'vitest';
-import type { JobRecord, JobStore } from '../bulk/types.js';
+import { type DurableJobStore, isDurableStore, type JobRecord, type JobStore } from '../bulk/types.js';
 import type { VerificationResult } from '../result.js';
 
 /** A store under test, fresh for each test, and how to tear it down. */
@@ -12,6 +12,11 @@ export interface JobStoreFixture {
   readonly store: JobStore;
   /** Releases whatever the fixture made (a database file, a connection). */
   close?(): void | Promise<void>;
+  /**
+   * Durable stores: opens a second store instance on the same database (as another process, or the same one
+   * after a restart, would), for the lease and recovery tests. The fixture's `close` closes it too.
+   */
+  reopen?(): Promise<DurableJobStore>;
 }
 
 function record(id: string, patch: Partial<JobRecord> = {}): JobRecord {
@@ -207,6 +212,20 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
     );
 
     it(
+      'writes a position once: a second write of it is a no-op',
+      withStore(async (store) => {
+        await store.saveJob(record('j'));
+        await store.putResults('j', [0, 1], [result('a@x.test'), result('b@x.test')]);
+        await store.putResults('j', [1, 2], [result('forged@x.test'), result('c@x.test')]);
+        expect(await store.getResults('j', 0, 3)).toEqual([
+          result('a@x.test'),
+          result('b@x.test'),
+          result('c@x.test'),
+        ]);
+      }),
+    );
+
+    it(
       'holds a large job: 50,000 positions written out of order in batches',
       withStore(async (store) => {
         await store.saveJob(record('big'));
@@ -226,5 +245,146 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
         expect(page.every((entry) => entry !== undefined)).toBe(true);
       }),
     );
+
+    describe('durable stores', () => {
+      const withDurable =
+        (test: (store: DurableJobStore, fixture: JobStoreFixture) => Promise<void>) => async () => {
+          const fixture = await make();
+          try {
+            if (!isDurableStore(fixture.store)) return; // the base contract only
+            await test(fixture.store, fixture);
+          } finally {
+            await fixture.close?.();
+          }
+        };
+
+      it(
+        'keeps inputs by position across batches, with unicode, and reads any range',
+        withDurable(async (store) => {
+          const emails = Array.from({ length: 10_000 }, (_, i) =>
+            i % 3 === 0 ? `用户${i}@例子.广告` : `u${i}@x.test`,
+          );
+          await store.putInputs(record('in', { total: 6000, armed: true }), 0, emails.slice(0, 6000));
+          await store.putInputs(record('in', { total: 10_000, armed: true }), 6000, emails.slice(6000));
+          expect(await store.getInputs('in', 0, 10_000)).toEqual(emails);
+          expect(await store.getInputs('in', 4090, 20)).toEqual(emails.slice(4090, 4110));
+          expect(await store.getInputs('in', 9995, 100)).toEqual(emails.slice(9995));
+          expect(await store.getInputs('in', 20_000, 5)).toEqual([]);
+        }),
+      );
+
+      it(
+        'writes results, the record and greylisting retries in one commit, and drops a retry once final',
+        withDurable(async (store, fixture) => {
+          await store.putInputs(record('c', { total: 3, armed: true }), 0, [
+            'a@x.test',
+            'b@x.test',
+            'c@x.test',
+          ]);
+          const grey = result('b@x.test', { status: 'unknown', sub_status: 'greylisted' });
+          await store.putResults('c', [0], [result('a@x.test')], {
+            record: record('c', {
+              total: 3,
+              completed: 1,
+              counts: { ...record('c').counts, valid: 1 },
+              armed: true,
+            }),
+            retries: [{ position: 1, attempt: 1, dueAt: 1_700_000_060_000, result: grey }],
+          });
+          expect(await store.getRetries('c')).toEqual([
+            { position: 1, attempt: 1, dueAt: 1_700_000_060_000, result: grey },
+          ]);
+          expect((await store.finalPositions('c')).sort()).toEqual([0]);
+          await store.putResults('c', [1], [result('b@x.test')], {
+            record: record('c', {
+              total: 3,
+              completed: 2,
+              counts: { ...record('c').counts, valid: 2 },
+              armed: true,
+            }),
+            retries: [],
+          });
+          expect(await store.getRetries('c')).toEqual([]);
+          await store.releaseLeases();
+          const other = await fixture.reopen!();
+          const [claimed] = await other.claimJobs();
+          expect(claimed).toMatchObject({ id: 'c', total: 3, completed: 2, armed: true });
+          expect(claimed!.counts.valid).toBe(2);
+        }),
+      );
+
+      it(
+        'rolls a failed commit back whole: neither the record nor any result of it is kept',
+        withDurable(async (store, fixture) => {
+          await store.putInputs(record('t', { total: 2 }), 0, ['a@x.test', 'b@x.test']);
+          await expect(
+            store.putResults('t', [0, 2 ** 31], [result('a@x.test'), result('b@x.test')], {
+              record: record('t', {
+                total: 2,
+                completed: 2,
+                status: 'complete',
+                completedAt: 1_700_000_001_000,
+              }),
+              retries: [],
+            }),
+          ).rejects.toThrow();
+          expect(await store.getResults('t', 0, 2)).toEqual([undefined, undefined]);
+          expect(await store.finishedJobs()).toEqual([]);
+          await store.releaseLeases();
+          expect((await (await fixture.reopen!()).claimJobs()).map((job) => job.status)).toEqual([
+            'processing',
+          ]);
+        }),
+      );
+
+      it(
+        'leases an unfinished job to one store at a time; another takes it over only once it is released',
+        withDurable(async (store, fixture) => {
+          await store.putInputs(record('l', { total: 1 }), 0, ['a@x.test']);
+          const other = await fixture.reopen!();
+          expect(await other.claimJobs()).toEqual([]);
+          expect(await store.renewLeases()).toEqual(['l']);
+          await store.releaseLeases();
+          expect((await other.claimJobs()).map((job) => job.id)).toEqual(['l']);
+          expect(await store.renewLeases()).toEqual([]);
+          // The first store lost the job: its writes are refused and write nothing.
+          await expect(
+            store.putResults('l', [0], [result('a@x.test')], {
+              record: record('l', { total: 1, completed: 1 }),
+              retries: [],
+            }),
+          ).rejects.toMatchObject({ code: 'lease_lost' });
+          expect(await other.getResults('l', 0, 1)).toEqual([undefined]);
+          await other.putResults('l', [0], [result('a@x.test')], {
+            record: record('l', {
+              total: 1,
+              completed: 1,
+              status: 'complete',
+              completedAt: 1_700_000_001_000,
+            }),
+            retries: [],
+          });
+          expect((await store.finishedJobs()).map((job) => job.id)).toEqual(['l']);
+          expect(await store.getResults('l', 0, 1)).toEqual([result('a@x.test')]);
+        }),
+      );
+
+      it(
+        'answers a ping, and forgets inputs, results and retries of a deleted job',
+        withDurable(async (store) => {
+          await store.ping();
+          await store.putInputs(record('d', { total: 1 }), 0, ['a@x.test']);
+          await store.putResults('d', [], [], {
+            record: record('d', { total: 1 }),
+            retries: [{ position: 0, attempt: 1, dueAt: 1, result: result('a@x.test') }],
+          });
+          await store.deleteJob('d');
+          await store.saveJob(record('d'));
+          expect(await store.getInputs('d', 0, 1)).toEqual([]);
+          expect(await store.getRetries('d')).toEqual([]);
+          expect(await store.finalPositions('d')).toEqual([]);
+        }),
+      );
+    });
   });
 }

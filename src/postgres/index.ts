@@ -1,0 +1,11 @@
+/**
+ * `mailvet/postgres`: durable job stores for `BulkJobManager`. `pgliteStore` keeps jobs in an embedded
+ * PostgreSQL (a directory; needs `@electric-sql/pglite`), `postgresStore` on a PostgreSQL server (needs `pg`).
+ * Both run the same schema and SQL; see docs/bulk.md, "Durable jobs".
+ * @module
+ */
+export { SQL_STORE_DEFAULTS } from './options.js';
+export { type PostgresStoreOptions, postgresStore } from './pg.js';
+export { type PgliteStoreOptions, pgliteStore } from './pglite.js';
+export { SCHEMA_VERSION } from './schema.js';
+export { LeaseLostError, type SqlStoreOptions } from './sql-store.js';

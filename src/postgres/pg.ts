@@ -1,0 +1,103 @@
+/**
+ * `postgresStore`: the durable job store on a PostgreSQL server, through the `pg` package.
+ * @module
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { DurableJobStore } from '../bulk/types.js';
+import { OptionsError } from '../errors.js';
+import type { SqlDriver } from './driver.js';
+import { openError, redactUrl } from './open-error.js';
+import { resolveSqlOptions } from './options.js';
+import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
+
+/** Options of {@link postgresStore}: a connection string, or a `pg` pool of the caller's. */
+export type PostgresStoreOptions = SqlStoreOptions &
+  (
+    | {
+        /** `postgres://user:password@host:5432/database`; the store makes a pool of `poolSize` connections. */
+        readonly connectionString: string;
+        /** Connections in the pool the store makes. @default 4 */
+        readonly poolSize?: number;
+        readonly pool?: undefined;
+      }
+    | {
+        /** A `pg.Pool` of the caller's; `close()` leaves it open. */
+        readonly pool: Pool;
+        readonly connectionString?: undefined;
+      }
+  );
+
+function pgDriver(pool: Pool, owns: boolean): SqlDriver {
+  return {
+    async query(text, params) {
+      return (await pool.query(text, params as unknown[] | undefined)).rows;
+    },
+    async transaction(work) {
+      const client: PoolClient = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const value = await work({
+          async query(text, params) {
+            return (await client.query(text, params as unknown[] | undefined)).rows;
+          },
+        });
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      if (owns) await pool.end();
+    },
+  };
+}
+
+/**
+ * Opens a durable job store on a PostgreSQL server (`mailvet serve --store postgres://...`). Needs the optional
+ * peer dependency `pg`. Throws `store_unavailable` naming the problem (refused connection, wrong password,
+ * missing database) and `store_error` when the schema is newer than this mailvet.
+ * @example
+ * const store = await postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/mailvet' });
+ */
+export async function postgresStore(options: PostgresStoreOptions): Promise<DurableJobStore> {
+  if (typeof options !== 'object' || options === null) {
+    throw new OptionsError('options', 'must be an object with connectionString or pool');
+  }
+  const resolved = resolveSqlOptions(options);
+  let pool: Pool;
+  let what: string;
+  if (options.pool !== undefined) {
+    pool = options.pool;
+    what = 'the given pg pool';
+  } else {
+    const { connectionString } = options;
+    if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
+      throw new OptionsError('connectionString', 'must be a postgres:// or postgresql:// URL');
+    }
+    const poolSize = options.poolSize ?? 4;
+    if (!Number.isInteger(poolSize) || poolSize < 1 || poolSize > 100) {
+      throw new OptionsError('poolSize', 'must be an integer 1-100');
+    }
+    what = `PostgreSQL at ${redactUrl(connectionString)}`;
+    let PgPool: typeof Pool;
+    try {
+      PgPool = (await import('pg')).default.Pool;
+    } catch (error) {
+      throw openError(what, new Error('the package pg is not installed (npm install pg)', { cause: error }));
+    }
+    pool = new PgPool({ connectionString, max: poolSize, connectionTimeoutMillis: 10_000 });
+    // An idle client's error (the server restarted) must not crash the process; the next query reports it.
+    pool.on('error', () => {});
+  }
+  const driver = pgDriver(pool, options.pool === undefined);
+  try {
+    return await openSqlStore(driver, { ...resolved, ownsDriver: options.pool === undefined });
+  } catch (error) {
+    await driver.close().catch(() => {});
+    throw openError(what, error);
+  }
+}

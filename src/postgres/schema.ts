@@ -1,0 +1,114 @@
+/**
+ * The job store's schema and its forward-only migrations, applied at open under an advisory lock.
+ * @module
+ */
+import { MailvetError } from '../errors.js';
+import type { SqlClient, SqlDriver } from './driver.js';
+
+/** A valid schema name: it is spliced into SQL, so nothing but a plain identifier. */
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Checks a schema name; returns it or throws `invalid_option`. */
+export function checkSchemaName(schema: unknown): string {
+  if (typeof schema !== 'string' || !SCHEMA_PATTERN.test(schema)) {
+    throw new MailvetError(
+      'invalid_option',
+      `schema must be 1-63 characters of a-z 0-9 _ starting with a letter or _, got ${JSON.stringify(schema)}`,
+    );
+  }
+  return schema;
+}
+
+/**
+ * The migrations, in order: version `i + 1` is `MIGRATIONS[i]`. Never edit a released one; append.
+ * `{s}` is the schema. Results are JSON text (not JSONB): the store only writes and reads them whole.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE {s}.jobs (
+     id text PRIMARY KEY,
+     seq bigserial NOT NULL,
+     owner text,
+     name text,
+     status text NOT NULL,
+     armed boolean NOT NULL DEFAULT false,
+     total integer NOT NULL,
+     completed integer NOT NULL,
+     counts jsonb NOT NULL,
+     created_at bigint NOT NULL,
+     started_at bigint,
+     completed_at bigint,
+     error jsonb,
+     greylist_delays_ms jsonb NOT NULL,
+     lease_owner text,
+     lease_until bigint
+   );
+   CREATE INDEX jobs_unfinished ON {s}.jobs (seq) WHERE status IN ('queued', 'processing');
+   CREATE TABLE {s}.inputs (
+     job_id text NOT NULL,
+     first integer NOT NULL,
+     emails text[] NOT NULL,
+     PRIMARY KEY (job_id, first)
+   );
+   CREATE TABLE {s}.results (
+     job_id text NOT NULL,
+     position integer NOT NULL,
+     status text NOT NULL,
+     result text NOT NULL,
+     PRIMARY KEY (job_id, position)
+   );
+   CREATE TABLE {s}.retries (
+     job_id text NOT NULL,
+     position integer NOT NULL,
+     attempt integer NOT NULL,
+     due_at bigint NOT NULL,
+     result text NOT NULL,
+     PRIMARY KEY (job_id, position)
+   );`,
+];
+
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** A stable 64-bit key for the advisory lock that serialises migrations of `schema`. */
+function lockKey(schema: string): string {
+  let hash = 0n;
+  for (const char of `mailvet:${schema}`)
+    hash = (hash * 31n + BigInt(char.codePointAt(0)!)) & 0x7fff_ffff_ffff_ffffn;
+  return hash.toString();
+}
+
+async function currentVersion(client: SqlClient, schema: string): Promise<number> {
+  const rows = await client.query(`SELECT max(version) AS version FROM ${schema}.schema_version`);
+  return Number(rows[0]?.version ?? 0);
+}
+
+/**
+ * Brings `schema` to {@link SCHEMA_VERSION}: creates it if missing and applies each missing migration in its
+ * own transaction. Throws `store_error` naming the versions when the database is newer than this code.
+ */
+export async function migrate(driver: SqlDriver, schema: string): Promise<void> {
+  await driver.transaction(async (client) => {
+    await client.query(`SELECT pg_advisory_xact_lock(${lockKey(schema)})`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${schema}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+  });
+  const found = await currentVersion(driver, schema);
+  if (found > SCHEMA_VERSION) {
+    throw new MailvetError(
+      'store_error',
+      `the job store's schema "${schema}" is at version ${found}, newer than this mailvet knows (${SCHEMA_VERSION}): upgrade mailvet, or use another schema`,
+    );
+  }
+  for (let version = found + 1; version <= SCHEMA_VERSION; version++) {
+    await driver.transaction(async (client) => {
+      await client.query(`SELECT pg_advisory_xact_lock(${lockKey(schema)})`);
+      if ((await currentVersion(client, schema)) >= version) return; // another process applied it
+      for (const statement of MIGRATIONS[version - 1]!.replaceAll('{s}', schema).split(/;\s*$/m)) {
+        if (statement.trim() !== '') await client.query(statement);
+      }
+      await client.query(`INSERT INTO ${schema}.schema_version (version) VALUES ($1)`, [version]);
+    });
+  }
+}

@@ -1,0 +1,327 @@
+/**
+ * The durable {@link DurableJobStore} on PostgreSQL SQL, shared by the `pg` and PGlite drivers.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import type {
+  DurableJobStore,
+  JobError,
+  JobRecord,
+  JobStatus,
+  ResultCommit,
+  StoredRetry,
+} from '../bulk/types.js';
+import { MailvetError } from '../errors.js';
+import { STATUSES, type Status, type VerificationResult } from '../result.js';
+import type { Row, SqlClient, SqlDriver } from './driver.js';
+import { migrate } from './schema.js';
+
+/** Options shared by both drivers. */
+export interface SqlStoreOptions {
+  /** PostgreSQL schema that holds the tables (created if missing). @default 'mailvet' */
+  readonly schema?: string;
+  /**
+   * How long this store's lease on a job lasts without renewal, in milliseconds (1,000-3,600,000). A manager
+   * renews it every third of it; when a process dies, another manager takes its jobs over after at most this.
+   * @default 30000
+   */
+  readonly leaseMs?: number;
+}
+
+/** Inputs per row of the `inputs` table. */
+const INPUT_CHUNK = 4096;
+const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+const UNFINISHED = `status IN ('queued', 'processing')`;
+
+/** Thrown when another store instance holds the job's lease (code `lease_lost`). */
+export class LeaseLostError extends MailvetError {
+  override name = 'LeaseLostError';
+
+  constructor(id: string) {
+    super('lease_lost', `another mailvet process holds the lease of job ${JSON.stringify(id)}`);
+  }
+}
+
+function missingJob(id: string): Error {
+  return new RangeError(`no job ${JSON.stringify(id)} in the store`);
+}
+
+function num(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}
+
+function json<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+function recordOfRow(row: Row): JobRecord {
+  return {
+    id: String(row.id),
+    owner: (row.owner as string | null) ?? null,
+    name: (row.name as string | null) ?? null,
+    status: row.status as JobStatus,
+    total: num(row.total),
+    completed: num(row.completed),
+    counts: json<Record<Status, number>>(row.counts),
+    createdAt: num(row.created_at),
+    startedAt: numOrNull(row.started_at),
+    completedAt: numOrNull(row.completed_at),
+    error: row.error === null || row.error === undefined ? null : json<JobError>(row.error),
+    greylistDelaysMs: json<number[]>(row.greylist_delays_ms),
+    armed: row.armed === true,
+  };
+}
+
+/** Serialises results once per distinct object (duplicates of an address share one). */
+function texts(results: readonly VerificationResult[]): string[] {
+  const seen = new Map<VerificationResult, string>();
+  return results.map((result) => {
+    let text = seen.get(result);
+    if (text === undefined) {
+      text = JSON.stringify(result);
+      seen.set(result, text);
+    }
+    return text;
+  });
+}
+
+/**
+ * Opens the SQL job store on `driver`: migrates the schema, then returns the store. Used by `pgliteStore` and
+ * `postgresStore`; the store closes the driver on `close()` when `ownsDriver` is set.
+ */
+export async function openSqlStore(
+  driver: SqlDriver,
+  options: { readonly schema: string; readonly leaseMs: number; readonly ownsDriver: boolean },
+): Promise<DurableJobStore> {
+  const s = options.schema;
+  await migrate(driver, s);
+  const node = randomUUID();
+  const leaseMs = options.leaseMs;
+
+  /** Upserts `record`; throws `lease_lost` when another store holds the job. */
+  async function upsert(client: SqlClient, record: JobRecord): Promise<void> {
+    const finished = record.status === 'complete' || record.status === 'failed';
+    const rows = await client.query(
+      `INSERT INTO ${s}.jobs (id, owner, name, status, armed, total, completed, counts, created_at, started_at,
+         completed_at, error, greylist_delays_ms, lease_owner, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb, $13::jsonb, $14,
+         CASE WHEN $14::text IS NULL THEN NULL ELSE ${NOW_MS} + $15 END)
+       ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status, armed = excluded.armed,
+         total = excluded.total, completed = excluded.completed, counts = excluded.counts,
+         started_at = excluded.started_at, completed_at = excluded.completed_at, error = excluded.error,
+         greylist_delays_ms = excluded.greylist_delays_ms, lease_owner = excluded.lease_owner,
+         lease_until = excluded.lease_until
+       WHERE ${s}.jobs.lease_owner IS NULL OR ${s}.jobs.lease_owner = $16
+       RETURNING id`,
+      [
+        record.id,
+        record.owner,
+        record.name,
+        record.status,
+        record.armed ?? false,
+        record.total,
+        record.completed,
+        JSON.stringify(record.counts),
+        record.createdAt,
+        record.startedAt,
+        record.completedAt,
+        record.error === null ? null : JSON.stringify(record.error),
+        JSON.stringify(record.greylistDelaysMs),
+        finished ? null : node,
+        leaseMs,
+        node,
+      ],
+    );
+    if (rows.length === 0) throw new LeaseLostError(record.id);
+  }
+
+  async function assertJob(client: SqlClient, id: string): Promise<void> {
+    const rows = await client.query(`SELECT 1 FROM ${s}.jobs WHERE id = $1`, [id]);
+    if (rows.length === 0) throw missingJob(id);
+  }
+
+  async function recount(client: SqlClient, records: JobRecord[]): Promise<JobRecord[]> {
+    if (records.length === 0) return records;
+    const ids = records.map((record) => record.id);
+    const counted = await client.query(
+      `SELECT job_id, status, count(*) AS n FROM ${s}.results WHERE job_id = ANY($1::text[]) GROUP BY job_id, status`,
+      [ids],
+    );
+    const totals = await client.query(
+      `SELECT job_id, coalesce(sum(cardinality(emails)), 0) AS n FROM ${s}.inputs WHERE job_id = ANY($1::text[]) GROUP BY job_id`,
+      [ids],
+    );
+    const totalOf = new Map(totals.map((row) => [String(row.job_id), num(row.n)]));
+    return records.map((record) => {
+      const counts = {} as Record<Status, number>;
+      for (const status of STATUSES) counts[status] = 0;
+      let completed = 0;
+      for (const row of counted) {
+        if (row.job_id !== record.id) continue;
+        counts[row.status as Status] = num(row.n);
+        completed += num(row.n);
+      }
+      return { ...record, counts, completed, total: totalOf.get(record.id) ?? 0 };
+    });
+  }
+
+  return {
+    durable: true,
+    leaseMs,
+
+    async saveJob(record) {
+      await upsert(driver, record);
+    },
+
+    async putInputs(record, first, emails) {
+      await driver.transaction(async (client) => {
+        await upsert(client, record);
+        for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
+          await client.query(
+            `INSERT INTO ${s}.inputs (job_id, first, emails) VALUES ($1, $2, $3::text[]) ON CONFLICT DO NOTHING`,
+            [record.id, first + at, emails.slice(at, at + INPUT_CHUNK)],
+          );
+        }
+      });
+    },
+
+    async getInputs(id, offset, limit) {
+      const rows = await driver.query(
+        `SELECT first, emails FROM ${s}.inputs WHERE job_id = $1 AND first < $3
+           AND first + cardinality(emails) > $2 ORDER BY first`,
+        [id, offset, offset + limit],
+      );
+      const inputs: string[] = [];
+      for (const row of rows) {
+        const first = num(row.first);
+        const emails = row.emails as string[];
+        const from = Math.max(0, offset - first);
+        const to = Math.min(emails.length, offset + limit - first);
+        for (let i = from; i < to; i++) inputs.push(emails[i]!);
+      }
+      return inputs;
+    },
+
+    async putResults(id, positions, results, commit?: ResultCommit) {
+      if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
+      await driver.transaction(async (client) => {
+        if (commit === undefined) await assertJob(client, id);
+        else await upsert(client, commit.record);
+        if (positions.length > 0) {
+          await client.query(
+            `INSERT INTO ${s}.results (job_id, position, status, result)
+             SELECT $1, * FROM unnest($2::integer[], $3::text[], $4::text[]) ON CONFLICT DO NOTHING`,
+            [id, positions, results.map((result) => result.status), texts(results)],
+          );
+          await client.query(`DELETE FROM ${s}.retries WHERE job_id = $1 AND position = ANY($2::integer[])`, [
+            id,
+            positions,
+          ]);
+        }
+        const retries = commit?.retries ?? [];
+        if (retries.length > 0) {
+          await client.query(
+            `INSERT INTO ${s}.retries (job_id, position, attempt, due_at, result)
+             SELECT $1, * FROM unnest($2::integer[], $3::integer[], $4::bigint[], $5::text[])
+             ON CONFLICT (job_id, position) DO UPDATE SET attempt = excluded.attempt, due_at = excluded.due_at,
+               result = excluded.result`,
+            [
+              id,
+              retries.map((retry) => retry.position),
+              retries.map((retry) => retry.attempt),
+              retries.map((retry) => retry.dueAt),
+              texts(retries.map((retry) => retry.result)),
+            ],
+          );
+        }
+      });
+    },
+
+    async getResults(id, offset, limit) {
+      await assertJob(driver, id);
+      const page: (VerificationResult | undefined)[] = new Array(limit).fill(undefined);
+      if (limit === 0) return page;
+      const rows = await driver.query(
+        `SELECT position, result FROM ${s}.results WHERE job_id = $1 AND position >= $2 AND position < $3`,
+        [id, offset, offset + limit],
+      );
+      for (const row of rows) page[num(row.position) - offset] = JSON.parse(row.result as string);
+      return page;
+    },
+
+    async finalPositions(id) {
+      const rows = await driver.query(
+        `SELECT coalesce(array_agg(position), '{}') AS positions FROM ${s}.results WHERE job_id = $1`,
+        [id],
+      );
+      return (rows[0]?.positions as number[] | undefined) ?? [];
+    },
+
+    async getRetries(id): Promise<StoredRetry[]> {
+      const rows = await driver.query(
+        `SELECT position, attempt, due_at, result FROM ${s}.retries WHERE job_id = $1 ORDER BY due_at, position`,
+        [id],
+      );
+      return rows.map((row) => ({
+        position: num(row.position),
+        attempt: num(row.attempt),
+        dueAt: num(row.due_at),
+        result: JSON.parse(row.result as string) as VerificationResult,
+      }));
+    },
+
+    async deleteJob(id) {
+      await driver.transaction(async (client) => {
+        for (const table of ['results', 'inputs', 'retries']) {
+          await client.query(`DELETE FROM ${s}.${table} WHERE job_id = $1`, [id]);
+        }
+        await client.query(`DELETE FROM ${s}.jobs WHERE id = $1`, [id]);
+      });
+    },
+
+    async finishedJobs() {
+      const rows = await driver.query(`SELECT * FROM ${s}.jobs WHERE NOT (${UNFINISHED}) ORDER BY seq`);
+      return rows.map(recordOfRow);
+    },
+
+    async claimJobs() {
+      return driver.transaction(async (client) => {
+        const rows = await client.query(
+          `UPDATE ${s}.jobs SET lease_owner = $1, lease_until = ${NOW_MS} + $2
+           WHERE ${UNFINISHED} AND (lease_owner IS NULL OR (lease_owner <> $1 AND lease_until < ${NOW_MS}))
+           RETURNING *`,
+          [node, leaseMs],
+        );
+        rows.sort((a, b) => num(a.seq) - num(b.seq));
+        return recount(client, rows.map(recordOfRow));
+      });
+    },
+
+    async renewLeases() {
+      const rows = await driver.query(
+        `UPDATE ${s}.jobs SET lease_until = ${NOW_MS} + $2 WHERE lease_owner = $1 AND ${UNFINISHED} RETURNING id`,
+        [node, leaseMs],
+      );
+      return rows.map((row) => String(row.id));
+    },
+
+    async releaseLeases() {
+      await driver.query(
+        `UPDATE ${s}.jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1`,
+        [node],
+      );
+    },
+
+    async ping() {
+      await driver.query('SELECT 1');
+    },
+
+    async close() {
+      if (options.ownsDriver) await driver.close();
+    },
+  };
+}

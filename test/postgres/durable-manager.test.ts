@@ -1,0 +1,229 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BulkJobManager } from '../../src/bulk/manager.js';
+import type { BulkJobManagerOptions, DurableJobStore, JobStore } from '../../src/bulk/types.js';
+import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
+import type { VerificationResult } from '../../src/result.js';
+import { FakeClock, instantVerifier, manualVerifier, resultFor, settle, until } from '../bulk/support.js';
+import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+
+type Kind = 'pglite' | 'postgres';
+
+/** Polls `condition` every 20 ms for up to `ms` (for leases, which expire in real time). */
+async function eventually(condition: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await condition()) return;
+    await sleep(20);
+  }
+  throw new Error('condition not reached in time');
+}
+
+/** `count` addresses where every fifth repeats an earlier one (duplicates follow their first position). */
+function listWithRepeats(count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    i % 5 === 4 ? `user${i - 3}@d${(i - 3) % 7}.example` : `user${i}@d${i % 7}.example`,
+  );
+}
+
+describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (%s)', (kind) => {
+  const skip = kind === 'postgres' && POSTGRES_URL === undefined;
+  let schema = '';
+  const managers: BulkJobManager[] = [];
+  const held: ReturnType<typeof manualVerifier>[] = [];
+  function manual(): ReturnType<typeof manualVerifier> {
+    const verifier = manualVerifier();
+    held.push(verifier);
+    return verifier;
+  }
+  const stores: DurableJobStore[] = [];
+
+  async function openStore(leaseMs = 30_000): Promise<DurableJobStore> {
+    const store =
+      kind === 'pglite'
+        ? await pgliteStore({ db: await sharedPglite(), schema, leaseMs })
+        : await postgresStore({ connectionString: POSTGRES_URL!, schema, leaseMs, poolSize: 2 });
+    stores.push(store);
+    return store;
+  }
+
+  function manager(store: JobStore, options: BulkJobManagerOptions): BulkJobManager {
+    const jobs = new BulkJobManager({ store, ...options });
+    managers.push(jobs);
+    return jobs;
+  }
+
+  afterEach(async () => {
+    for (const verifier of held.splice(0)) for (const call of verifier.held.splice(0)) call.resolve();
+    for (const jobs of managers.splice(0)) await jobs.close().catch(() => {});
+    for (const store of stores.splice(0)) await store.close?.()?.catch?.(() => {});
+    if (schema === '') return;
+    if (kind === 'pglite') await (await sharedPglite()).query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    else await dropPostgresSchema(schema);
+    schema = '';
+  });
+
+  it.skipIf(skip)(
+    'resumes an unfinished job after close: each position has one result, none verified twice',
+    async () => {
+      schema = testSchema();
+      const emails = listWithRepeats(600);
+      const first = manual();
+      const a = manager(await openStore(), {
+        verifier: first,
+        concurrency: 8,
+        greylistRetry: { delaysMs: [] },
+      });
+      const job = await a.create({ name: 'restart me', emails });
+      await until(() => first.held.length > 0);
+      while (first.calls.length < 250) {
+        for (const call of first.held.splice(0)) call.resolve();
+        await settle();
+      }
+      const closing = a.close();
+      await first.releaseAll();
+      await closing;
+      const answered = new Set(first.calls);
+
+      const second = instantVerifier();
+      const b = manager(await openStore(), { verifier: second });
+      await b.opened();
+      const resumed = await b.get(job.id);
+      expect(resumed).toMatchObject({ id: job.id, name: 'restart me', total: 600 });
+      expect(resumed!.completed).toBeGreaterThanOrEqual(250);
+      await eventually(async () => (await b.get(job.id))?.status === 'complete');
+      expect(second.calls.filter((email) => answered.has(email))).toEqual([]);
+      expect(new Set([...first.calls, ...second.calls]).size).toBe(first.calls.length + second.calls.length);
+      const results = await b.results(job.id);
+      expect(results).toEqual(emails.map((email) => resultFor(email)));
+      const done = (await b.get(job.id))!;
+      expect(Object.values(done.counts).reduce((sum, n) => sum + n, 0)).toBe(600);
+      expect(done.completed).toBe(600);
+    },
+  );
+
+  it.skipIf(skip)('keeps a job that was never started queued, and finished jobs readable', async () => {
+    schema = testSchema();
+    const a = manager(await openStore(), { verifier: instantVerifier() });
+    const waiting = await a.create({ emails: ['a@x.example'], autoStart: false, owner: 't1' });
+    const done = await a.create({ emails: ['b@x.example', 'bad@x.example'] });
+    await until(async () => (await a.get(done.id))?.status === 'complete');
+    await a.close();
+
+    const verifier = instantVerifier();
+    const b = manager(await openStore(), { verifier });
+    expect(await b.get(waiting.id)).toBeUndefined(); // another owner's
+    expect(await b.get(waiting.id, { owner: 't1' })).toMatchObject({ status: 'queued', total: 1 });
+    expect(await b.results(done.id)).toEqual([resultFor('b@x.example'), resultFor('bad@x.example')]);
+    await settle(20);
+    expect(verifier.calls).toEqual([]);
+    await b.start(waiting.id, { owner: 't1' });
+    await until(async () => (await b.get(waiting.id, { owner: 't1' }))?.status === 'complete');
+    expect((await b.list()).jobs.map((job) => job.id)).toEqual([done.id]);
+  });
+
+  it.skipIf(skip)('keeps greylisting retries and their due times across a restart', async () => {
+    schema = testSchema();
+    const clock = new FakeClock();
+    const tries = new Map<string, number>();
+    const verifier = {
+      async verify(email: string): Promise<VerificationResult> {
+        const n = (tries.get(email) ?? 0) + 1;
+        tries.set(email, n);
+        return n === 1 && email.startsWith('grey')
+          ? resultFor(email)
+          : resultFor(email, { status: 'valid', sub_status: null });
+      },
+    };
+    const options = { verifier, clock, greylistRetry: { delaysMs: [60_000, 300_000] } };
+    const a = manager(await openStore(), options);
+    const job = await a.create({ emails: ['grey1@x.example', 'ok@x.example', 'grey1@x.example'] });
+    await until(async () => (await a.get(job.id))?.retries.waiting === 1);
+    const before = (await a.get(job.id))!;
+    expect(before.completed).toBe(1);
+    await a.close();
+
+    const b = manager(await openStore(), options);
+    const after = (await b.get(job.id))!;
+    expect(after.retries).toEqual(before.retries);
+    expect(after.status).toBe('processing');
+    clock.advance(59_000);
+    await settle(20);
+    expect(tries.get('grey1@x.example')).toBe(1);
+    clock.advance(1000);
+    await until(async () => (await b.get(job.id))?.status === 'complete');
+    const ok = resultFor('grey1@x.example', { status: 'valid', sub_status: null });
+    expect(await b.results(job.id)).toEqual([ok, resultFor('ok@x.example'), ok]);
+  });
+
+  it.skipIf(skip)(
+    'loses nothing when a write dies mid-way: the next manager redoes what was not stored',
+    async () => {
+      schema = testSchema();
+      const inner = await openStore();
+      let commits = 0;
+      const dying: DurableJobStore = Object.assign(Object.create(inner) as DurableJobStore, {
+        putResults(...args: Parameters<DurableJobStore['putResults']>) {
+          if (++commits === 2) return Promise.reject(new Error('the process died during this transaction'));
+          return inner.putResults(...args);
+        },
+        close: () => Promise.resolve(),
+      });
+      const emails = listWithRepeats(400);
+      const first = manual();
+      const a = manager(dying, { verifier: first, concurrency: 4, greylistRetry: { delaysMs: [] } });
+      const job = await a.create({ emails });
+      await until(() => first.held.length > 0);
+      for (let round = 0; round < 200 && commits < 3; round++) {
+        for (const call of first.held.splice(0)) call.resolve();
+        await settle();
+      }
+      expect((await a.get(job.id))?.error?.code).toBe('store_error');
+      await inner.releaseLeases(); // the dead process's lease, as its expiry would
+
+      const b = manager(await openStore(), { verifier: instantVerifier() });
+      await eventually(async () => (await b.get(job.id))?.status === 'complete');
+      expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+      expect((await b.get(job.id))!.completed).toBe(400);
+    },
+  );
+
+  it.skipIf(skip)(
+    'two managers on one database: the job stays with its holder, the other takes it over after the lease',
+    async () => {
+      schema = testSchema();
+      const storeA = await openStore(1000);
+      const first = manual();
+      const a = manager(storeA, { verifier: first, concurrency: 4, greylistRetry: { delaysMs: [] } });
+      const emails = listWithRepeats(200);
+      const job = await a.create({ emails });
+      await until(() => first.held.length > 0);
+      for (let round = 0; round < 10; round++) {
+        for (const call of first.held.splice(0)) call.resolve();
+        await settle();
+      }
+      const second = instantVerifier();
+      const b = manager(await openStore(1000), { verifier: second });
+      await b.opened();
+      await sleep(1500); // longer than the lease: A renews it, so B must not take the job
+      expect(second.calls).toEqual([]);
+      expect(await b.get(job.id)).toBeUndefined();
+
+      // A dies: its connection is gone and its lease runs out. What it stored is never verified again.
+      await a.get(job.id); // writes what A has
+      const stored = await storeA.finalPositions(job.id);
+      expect(stored.length).toBeGreaterThan(0);
+      const answered = new Set(stored.map((position) => emails[position]));
+      await (kind === 'pglite' ? storeA.releaseLeases() : storeA.close!());
+      if (kind === 'pglite') Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
+      await eventually(async () => (await b.get(job.id))?.status === 'complete');
+      expect(second.calls.filter((email) => answered.has(email))).toEqual([]);
+      expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+      // A's late answers change nothing: its writes are refused.
+      for (const call of first.held.splice(0))
+        call.resolve(resultFor(call.email, { status: 'invalid', sub_status: 'mailbox_not_found' }));
+      await settle(20);
+      expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+    },
+  );
+});
