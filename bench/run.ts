@@ -15,6 +15,7 @@ const BENCHES: Record<string, string[]> = {
   typo: ['--import', 'tsx', 'bench/typo.ts'],
   loop: ['--import', 'tsx', 'bench/loop.ts'],
   pool: ['--import', 'tsx', 'bench/pool.ts'],
+  store: ['--import', 'tsx', 'bench/store.ts'],
 };
 
 const wanted = process.argv.slice(2);
