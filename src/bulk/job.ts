@@ -25,6 +25,11 @@ export interface LiveJob {
   /** `autoStart` or `start()`: the job runs as soon as it has addresses. */
   armed: boolean;
   deleted: boolean;
+  /**
+   * Durable stores: another process holds the job's lease. The job is read-only here (refreshed from the
+   * store) until that lease expires and this manager takes the job over.
+   */
+  foreign: boolean;
   /** Pending work; `null` once the job is finished and nothing of it is in flight. */
   work: JobWork | null;
   /** Greylisting retries waiting for their delay. */
@@ -84,6 +89,7 @@ export function liveJob(start: JobStart): LiveJob {
   return {
     ...start,
     deleted: false,
+    foreign: false,
     retries: null,
     interim: new Map(),
     inFlight: 0,
@@ -122,6 +128,18 @@ export function liveJobOf(record: JobRecord): LiveJob {
     work: null,
     greylistDelaysMs: record.greylistDelaysMs,
   });
+}
+
+/** Copies what may have changed in the store into a job this manager does not process (or just took over). */
+export function refreshJob(job: LiveJob, record: JobRecord): void {
+  job.status = record.status;
+  job.total = record.total;
+  job.completed = record.completed;
+  Object.assign(job.counts, record.counts);
+  job.startedAt = record.startedAt;
+  job.completedAt = record.completedAt;
+  job.error = record.error;
+  job.armed = record.armed ?? false;
 }
 
 /** True for `complete` and `failed`. */

@@ -26,6 +26,7 @@ import {
   liveJob,
   liveJobOf,
   recordOf,
+  refreshJob,
   snapshot,
   zeroCounts,
 } from './job.js';
@@ -43,6 +44,7 @@ import type {
   JobEventName,
   JobList,
   JobListener,
+  JobRecord,
   ListJobsOptions,
   ResultsOptions,
   StoreHealth,
@@ -243,6 +245,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     this.#assertOpen();
     await this.#whenOpen();
     const job = this.#find(id, access);
+    this.#assertHeld(job);
     const trimmed = trimmedEmails(emails, this.#options.maxAddressesPerAdd, this.#options.maxEmailLength);
     if (job.status === 'failed') throw new JobFinishedError(job.status);
     if (job.total + trimmed.length > this.#options.maxAddressesPerJob) {
@@ -279,6 +282,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     this.#assertOpen();
     await this.#whenOpen();
     const job = this.#find(id, access);
+    this.#assertHeld(job);
     if (job.status === 'failed') throw new JobFinishedError(job.status);
     job.armed = true;
     const completed = this.#completeIfEmpty(job);
@@ -294,6 +298,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     await this.#whenOpen();
     const job = this.#visible(id, ownerOf(access));
     if (job === undefined) return undefined;
+    await this.#current(job);
     await this.#sync(job);
     return job.deleted ? undefined : snapshot(job);
   }
@@ -307,6 +312,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     const visible: LiveJob[] = [];
     for (const job of this.#jobs.values()) if (job.owner === owner) visible.push(job);
     const page = visible.slice(offset, offset + limit);
+    await Promise.all(page.map((job) => this.#current(job)));
     await Promise.all(page.map((job) => this.#sync(job)));
     return { jobs: page.filter((job) => !job.deleted).map(snapshot), total: visible.length };
   }
@@ -323,6 +329,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (typeof partial !== 'boolean') throw new JobInputError('partial', 'must be a boolean');
     await this.#whenOpen();
     const job = this.#find(id, options);
+    await this.#current(job);
     await this.#sync(job);
     if (job.deleted) throw new JobNotFoundError(id);
     if (!partial && job.status === 'failed') throw new JobFailedError(snapshot(job));
@@ -471,7 +478,11 @@ export class BulkJobManager implements BulkJobManagerApi {
   /** Loads the finished jobs, claims and resumes the unfinished ones, then keeps their leases. */
   async #recover(store: DurableJobStore): Promise<void> {
     try {
-      for (const record of await store.finishedJobs()) this.#jobs.set(record.id, liveJobOf(record));
+      for (const record of await store.listJobs()) {
+        const job = liveJobOf(record);
+        job.foreign = !isFinished(job); // until claimed below, or later when its holder's lease expires
+        this.#jobs.set(record.id, job);
+      }
       await this.#claim(store);
     } catch (error) {
       throw isMailvetError(error) && error.code === 'store_unavailable'
@@ -489,14 +500,63 @@ export class BulkJobManager implements BulkJobManagerApi {
   async #claim(store: DurableJobStore): Promise<void> {
     for (const record of await store.claimJobs()) {
       if (this.#closing) return;
-      if (this.#jobs.has(record.id)) continue;
-      const job = liveJobOf(record);
+      let job = this.#jobs.get(record.id);
+      if (job === undefined) {
+        job = liveJobOf(record);
+        this.#jobs.set(job.id, job);
+      } else {
+        refreshJob(job, record);
+      }
+      job.foreign = false;
       await this.#restore(store, job);
-      this.#jobs.set(job.id, job);
       if (job.status === 'processing' || job.work!.copies.length > 0) this.#scheduleFlush(job);
       this.#makeReady(job);
+      this.#wake(job);
     }
     this.#pump();
+  }
+
+  /** Re-reads the jobs another process holds, so that reads here follow their progress. */
+  async #refreshForeign(store: DurableJobStore): Promise<void> {
+    for (const job of [...this.#jobs.values()]) {
+      if (!job.foreign || job.deleted) continue;
+      const record = await store.getJob(job.id);
+      if (record === undefined) {
+        this.#forget(job); // deleted by its holder
+        continue;
+      }
+      const version = job.completed;
+      refreshJob(job, record);
+      if (isFinished(job)) job.foreign = false;
+      if (job.completed !== version || !job.foreign) this.#wake(job);
+    }
+  }
+
+  /** Brings a job another process holds up to date from the store (no-op for the jobs this manager holds). */
+  async #current(job: LiveJob): Promise<void> {
+    const store = this.#durable;
+    if (store === undefined || !job.foreign) return;
+    let record: JobRecord | undefined;
+    try {
+      record = await store.getJob(job.id);
+    } catch (error) {
+      throw new StoreError('read the job', error);
+    }
+    if (record === undefined) this.#forget(job);
+    else {
+      refreshJob(job, record);
+      if (isFinished(job)) job.foreign = false;
+    }
+  }
+
+  /** Throws when another process holds the job (see {@link LiveJob.foreign}). */
+  #assertHeld(job: LiveJob): void {
+    if (job.foreign) {
+      throw new MailvetError(
+        'lease_lost',
+        'another mailvet process is processing this job; it can be changed there, or here once that process stops',
+      );
+    }
   }
 
   /**
@@ -536,6 +596,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     try {
       await store.renewLeases();
       await this.#claim(store);
+      await this.#refreshForeign(store);
     } catch {
       // The database is unreachable: the next tick tries again; writes meanwhile fail their jobs.
     } finally {

@@ -339,8 +339,13 @@ export interface DurableJobStore extends JobStore {
   finalPositions(id: string): Promise<number[]>;
   /** The positions of a job waiting for a greylisting retry. */
   getRetries(id: string): Promise<StoredRetry[]>;
-  /** Every finished (`complete` or `failed`) job, oldest first. */
-  finishedJobs(): Promise<JobRecord[]>;
+  /**
+   * Every job, oldest first, as last saved (an unfinished job's `completed` and `counts` may trail its results
+   * when another store is writing them).
+   */
+  listJobs(): Promise<JobRecord[]>;
+  /** One job as last saved, or `undefined` when it does not exist. */
+  getJob(id: string): Promise<JobRecord | undefined>;
   /**
    * Leases to this store every unfinished job whose lease is free or has expired, and returns them (the jobs
    * it newly holds), oldest first, with `completed` and `counts` recounted from the stored results.
@@ -395,4 +400,6 @@ export interface BulkJobManagerApi {
   on(event: JobEventName, listener: JobListener): () => void;
   /** Stops taking work, settles verifications in flight, fails unfinished jobs, releases the verifier and store. */
   close(): Promise<void>;
+  /** The job store's state for `GET /healthz`; absent means `memory`. */
+  storeHealth?(timeoutMs?: number): Promise<StoreHealth>;
 }

@@ -79,7 +79,7 @@ export interface CliSettings {
   readonly trace: boolean;
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+export type Env = Readonly<Record<string, string | undefined>>;
 
 /** One value with the name of where it came from, for error messages. */
 export interface Sourced<T> {

@@ -24,6 +24,7 @@ import {
 } from './config.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { openStore, retentionMsOf, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
 
 const FLAGS: readonly FlagSpec[] = [
   {
@@ -50,6 +51,7 @@ const FLAGS: readonly FlagSpec[] = [
     value: '<s,s,...|none>',
     description: 'greylisting retry delays in seconds (default 60,300,900); none: no retries',
   },
+  ...STORE_FLAGS,
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
@@ -103,11 +105,14 @@ The verification flags below set how the server verifies.
 Flags:
 ${flagHelp(FLAGS)}
 
-Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, and the MAILVET_* of
-the flags.
+Jobs live in memory unless --data DIR (an embedded PostgreSQL, PGlite) or --store postgres://... is given: then
+they survive restarts and crashes, and unfinished jobs resume when the server starts (see docs/bulk.md).
+
+Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
+MAILVET_STORE, MAILVET_RETENTION_DAYS, and the MAILVET_* of the flags.
 MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) turns on signed job webhooks
 (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md).
-Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen.
+Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen or cannot open the job store.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
 `;
 
@@ -142,6 +147,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const greylistDelaysMs = greylistDelaysOf(
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
+  const storeChoice = storeChoiceOf(args, io.env);
+  const retentionMs = retentionMsOf(args, io.env);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
   const built = verifyOptionsOf(settings);
@@ -152,15 +159,31 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     built.close();
     throw optionsUsageError(error) ?? error;
   }
+  let store: Awaited<ReturnType<typeof openStore>>;
+  try {
+    store = await openStore(storeChoice);
+  } catch (error) {
+    await verifier.dispose();
+    built.close();
+    throw error;
+  }
   const jobs = new BulkJobManager({
     verifier,
+    ...(store === undefined ? {} : { store }),
+    ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
   const release = async (): Promise<void> => {
-    await jobs.close();
+    await jobs.close().catch(() => {});
     await verifier.dispose();
     built.close();
   };
+  try {
+    await jobs.opened(); // unfinished jobs of a durable store resume now
+  } catch (error) {
+    await release();
+    throw storeCliError(error);
+  }
 
   let running: RunningServer;
   try {
@@ -207,7 +230,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
 
   await write(
     io.stdout,
-    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}); Ctrl-C stops it\n`,
+    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}); Ctrl-C stops it\n`,
   );
   await new Promise<void>((resolve) => {
     if (io.signal === undefined) return;

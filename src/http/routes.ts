@@ -101,11 +101,18 @@ export const ROUTES: readonly Route[] = [
     path: '/healthz',
     operationId: 'getHealth',
     auth: false,
-    summary: 'Liveness check (no key needed)',
+    summary:
+      'Liveness check and job store state (no key needed); 503 when the durable job store does not answer',
     success: {
       status: 200,
-      description: 'The server is up.',
-      content: { 'application/json': { type: 'object', properties: { status: { const: 'ok' } } } },
+      description:
+        'The server is up; `store` says where jobs are kept (`memory`) or that the durable store answers (`up`).',
+      content: {
+        'application/json': {
+          type: 'object',
+          properties: { status: { const: 'ok' }, store: { enum: ['memory', 'up'] } },
+        },
+      },
     },
     errors: ['service_unavailable'],
   },

@@ -35,5 +35,13 @@ export const verifyEmail: Operation = async ({ query, services, json }) => {
 /** Serves the OpenAPI document. */
 export const getOpenApi: Operation = async ({ services, json }) => json(200, services.openapi);
 
-/** Liveness: 200 while the handler is open (a closed handler answers 503 before this runs). */
-export const getHealth: Operation = async ({ json }) => json(200, { status: 'ok' });
+/**
+ * Liveness and the job store: 200 `{ status: 'ok', store }` where `store` is `memory` (jobs live in process) or
+ * `up` (a durable store answered a trivial query within 2 s); 503 `service_unavailable` when the durable store
+ * does not answer (a closed handler answers 503 before this runs).
+ */
+export const getHealth: Operation = async ({ services, json }) => {
+  const store = (await services.jobs.storeHealth?.()) ?? 'memory';
+  if (store === 'down') throw new HttpError('service_unavailable', 'the job store does not answer');
+  return json(200, { status: 'ok', store });
+};

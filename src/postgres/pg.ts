@@ -14,7 +14,10 @@ import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
 export type PostgresStoreOptions = SqlStoreOptions &
   (
     | {
-        /** `postgres://user:password@host:5432/database`; the store makes a pool of `poolSize` connections. */
+        /**
+         * `postgres://user:password@host:5432/database`; the store makes a pool of `poolSize` connections. A
+         * `schema` query parameter (`...?schema=jobs`) chooses the schema when the `schema` option is absent.
+         */
         readonly connectionString: string;
         /** Connections in the pool the store makes. @default 4 */
         readonly poolSize?: number;
@@ -67,7 +70,13 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<Dura
   if (typeof options !== 'object' || options === null) {
     throw new OptionsError('options', 'must be an object with connectionString or pool');
   }
-  const resolved = resolveSqlOptions(options);
+  const schemaParam =
+    options.pool === undefined && options.schema === undefined
+      ? schemaOfUrl(options.connectionString)
+      : undefined;
+  const resolved = resolveSqlOptions(
+    schemaParam === undefined ? options : { ...options, schema: schemaParam },
+  );
   let pool: Pool;
   let what: string;
   if (options.pool !== undefined) {
@@ -89,15 +98,45 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<Dura
     } catch (error) {
       throw openError(what, new Error('the package pg is not installed (npm install pg)', { cause: error }));
     }
-    pool = new PgPool({ connectionString, max: poolSize, connectionTimeoutMillis: 10_000 });
+    pool = new PgPool({
+      connectionString: withoutSchema(connectionString),
+      max: poolSize,
+      connectionTimeoutMillis: 10_000,
+    });
     // An idle client's error (the server restarted) must not crash the process; the next query reports it.
     pool.on('error', () => {});
   }
   const driver = pgDriver(pool, options.pool === undefined);
   try {
-    return await openSqlStore(driver, { ...resolved, ownsDriver: options.pool === undefined });
+    return await openSqlStore(driver, {
+      ...resolved,
+      ownsDriver: options.pool === undefined,
+      exclusive: false,
+    });
   } catch (error) {
     await driver.close().catch(() => {});
     throw openError(what, error);
+  }
+}
+
+/** The `schema` query parameter of a connection string, if any. */
+function schemaOfUrl(connectionString: unknown): string | undefined {
+  if (typeof connectionString !== 'string') return undefined;
+  try {
+    return new URL(connectionString).searchParams.get('schema') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The connection string without its `schema` parameter, which is ours, not the server's. */
+function withoutSchema(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    if (!url.searchParams.has('schema')) return connectionString;
+    url.searchParams.delete('schema');
+    return url.toString();
+  } catch {
+    return connectionString;
   }
 }

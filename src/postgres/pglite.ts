@@ -79,7 +79,11 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
   }
   const driver = pgliteDriver(db, options.db === undefined);
   try {
-    return await openSqlStore(driver, { ...resolved, ownsDriver: options.db === undefined });
+    return await openSqlStore(driver, {
+      ...resolved,
+      ownsDriver: options.db === undefined,
+      exclusive: options.db === undefined,
+    });
   } catch (error) {
     await driver.close().catch(() => {});
     throw openError(what, error);

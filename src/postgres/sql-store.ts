@@ -38,7 +38,10 @@ export class LeaseLostError extends MailvetError {
   override name = 'LeaseLostError';
 
   constructor(id: string) {
-    super('lease_lost', `another mailvet process holds the lease of job ${JSON.stringify(id)}`);
+    super(
+      'lease_lost',
+      `job ${JSON.stringify(id)} is held by another mailvet process (or was deleted); it processes the job now`,
+    );
   }
 }
 
@@ -95,14 +98,53 @@ function texts(results: readonly VerificationResult[]): string[] {
  */
 export async function openSqlStore(
   driver: SqlDriver,
-  options: { readonly schema: string; readonly leaseMs: number; readonly ownsDriver: boolean },
+  options: {
+    readonly schema: string;
+    readonly leaseMs: number;
+    readonly ownsDriver: boolean;
+    /** No other process can use the database (PGlite on its own directory): leases left by a crash are void. */
+    readonly exclusive: boolean;
+  },
 ): Promise<DurableJobStore> {
   const s = options.schema;
   await migrate(driver, s);
+  if (options.exclusive) {
+    await driver.query(
+      `UPDATE ${s}.jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL`,
+    );
+  }
   const node = randomUUID();
   const leaseMs = options.leaseMs;
 
-  /** Upserts `record`; throws `lease_lost` when another store holds the job. */
+  /** Updates `record`; throws `lease_lost` when the job was deleted or another store holds it. */
+  async function update(client: SqlClient, record: JobRecord): Promise<void> {
+    const finished = record.status === 'complete' || record.status === 'failed';
+    const rows = await client.query(
+      `UPDATE ${s}.jobs SET name = $2, status = $3, armed = $4, total = $5, completed = $6, counts = $7::jsonb,
+         started_at = $8, completed_at = $9, error = $10::jsonb, lease_owner = $11,
+         lease_until = CASE WHEN $11::text IS NULL THEN NULL ELSE ${NOW_MS} + $12 END
+       WHERE id = $1 AND (lease_owner IS NULL OR lease_owner = $13)
+       RETURNING id`,
+      [
+        record.id,
+        record.name,
+        record.status,
+        record.armed ?? false,
+        record.total,
+        record.completed,
+        JSON.stringify(record.counts),
+        record.startedAt,
+        record.completedAt,
+        record.error === null ? null : JSON.stringify(record.error),
+        finished ? null : node,
+        leaseMs,
+        node,
+      ],
+    );
+    if (rows.length === 0) throw new LeaseLostError(record.id);
+  }
+
+  /** Creates or updates `record`; throws `lease_lost` when another store holds the job. */
   async function upsert(client: SqlClient, record: JobRecord): Promise<void> {
     const finished = record.status === 'complete' || record.status === 'failed';
     const rows = await client.query(
@@ -179,7 +221,8 @@ export async function openSqlStore(
 
     async putInputs(record, first, emails) {
       await driver.transaction(async (client) => {
-        await upsert(client, record);
+        // The first addresses create the job; later ones must find it (a deleted job is not brought back).
+        await (first === 0 ? upsert(client, record) : update(client, record));
         for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
           await client.query(
             `INSERT INTO ${s}.inputs (job_id, first, emails) VALUES ($1, $2, $3::text[]) ON CONFLICT DO NOTHING`,
@@ -210,7 +253,7 @@ export async function openSqlStore(
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
       await driver.transaction(async (client) => {
         if (commit === undefined) await assertJob(client, id);
-        else await upsert(client, commit.record);
+        else await update(client, commit.record);
         if (positions.length > 0) {
           await client.query(
             `INSERT INTO ${s}.results (job_id, position, status, result)
@@ -283,9 +326,14 @@ export async function openSqlStore(
       });
     },
 
-    async finishedJobs() {
-      const rows = await driver.query(`SELECT * FROM ${s}.jobs WHERE NOT (${UNFINISHED}) ORDER BY seq`);
+    async listJobs() {
+      const rows = await driver.query(`SELECT * FROM ${s}.jobs ORDER BY seq`);
       return rows.map(recordOfRow);
+    },
+
+    async getJob(id) {
+      const rows = await driver.query(`SELECT * FROM ${s}.jobs WHERE id = $1`, [id]);
+      return rows.length === 0 ? undefined : recordOfRow(rows[0]!);
     },
 
     async claimJobs() {

@@ -329,7 +329,8 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
             }),
           ).rejects.toThrow();
           expect(await store.getResults('t', 0, 2)).toEqual([undefined, undefined]);
-          expect(await store.finishedJobs()).toEqual([]);
+          expect((await store.listJobs()).map((job) => job.status)).toEqual(['processing']);
+          expect((await store.getJob('t'))?.completed).toBe(0);
           await store.releaseLeases();
           expect((await (await fixture.reopen!()).claimJobs()).map((job) => job.status)).toEqual([
             'processing',
@@ -364,7 +365,8 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
             }),
             retries: [],
           });
-          expect((await store.finishedJobs()).map((job) => job.id)).toEqual(['l']);
+          expect(await store.getJob('l')).toMatchObject({ status: 'complete', completed: 1 });
+          expect(await store.getJob('missing')).toBeUndefined();
           expect(await store.getResults('l', 0, 1)).toEqual([result('a@x.test')]);
         }),
       );

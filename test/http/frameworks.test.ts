@@ -141,7 +141,7 @@ describe('mounted in Fastify (docs/http.md), real socket', () => {
       body: JSON.stringify({ emails: ['b@x.example'] }),
     });
     expect([200, 409]).toContain(added.status);
-    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok', store: 'memory' });
     expect(await (await fetch(`${base}/`)).json()).toEqual({ app: 'own route' });
   });
 });

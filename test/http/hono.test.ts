@@ -37,7 +37,7 @@ describe('mounted in Hono (@hono/node-server, real socket)', () => {
   it('leaves the host app its routes and answers under the mount path', async () => {
     expect(await (await fetch(`${base}/`)).text()).toBe('the host app');
     const health = await fetch(`${base}/mailvet/healthz`);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({ status: 'ok', store: 'memory' });
     expect(health.headers.get('x-request-id')).not.toBeNull();
     const verify = await fetch(`${base}/mailvet/v1/verify?email=${encodeURIComponent('ünï@exämple.org')}`, {
       headers: auth(),

@@ -117,7 +117,7 @@ describe('createServer over a real socket', () => {
     const response = await fetch(`${server.url}/healthz`);
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    expect(response.headers.get('content-length')).toBe('15');
+    expect(response.headers.get('content-length')).toBe(String('{"status":"ok","store":"memory"}'.length));
   });
 
   it('runs the whole bulk flow: create → add 10k chunks → start → concurrent polls → json, csv, ndjson', async () => {

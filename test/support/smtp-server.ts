@@ -49,6 +49,8 @@ export interface SmtpServerOptions {
   readonly greeting?: HarnessReply;
   /** Answer `MAIL FROM` with this reply instead of `250`. */
   readonly mailFromReply?: HarnessReply;
+  /** Port to listen on (several MX hosts on their own loopback addresses share one port number). @default 0 */
+  readonly port?: number;
 }
 
 /** A running harness server. */
@@ -90,8 +92,12 @@ function lookup(
   return mailboxes.get(lower) ?? (at > 0 ? mailboxes.get(lower.slice(0, at)) : undefined);
 }
 
-function listen(server: { listen(port: number, host: string, cb: () => void): unknown }, host: string) {
-  return new Promise<void>((resolve) => server.listen(0, host, resolve));
+function listen(
+  server: { listen(port: number, host: string, cb: () => void): unknown },
+  host: string,
+  port = 0,
+) {
+  return new Promise<void>((resolve) => server.listen(port, host, resolve));
 }
 
 /** A relay that passes client bytes straight through and holds each server chunk back `delayMs`. */
@@ -191,12 +197,12 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   server.on('error', () => {
     // A client that resets its connection is a normal event in these tests.
   });
-  await listen(server, host);
+  await listen(server, host, options.delayMs ? 0 : options.port);
   const smtpPort = (server.server.address() as { port: number }).port;
 
   const relaySockets = new Set<Socket>();
   const relay = options.delayMs ? delayingRelay(host, smtpPort, options.delayMs, relaySockets) : undefined;
-  if (relay) await listen(relay, host);
+  if (relay) await listen(relay, host, options.port);
   const port = relay ? (relay.address() as { port: number }).port : smtpPort;
 
   return {

@@ -1,0 +1,195 @@
+/**
+ * Crash recovery with real processes: `mailvet serve --data DIR` (and `--store postgres://...`) killed with
+ * SIGKILL in the middle of a 20,000-address job verified against loopback DNS and SMTP servers, then started
+ * again on the same store: the job completes, every position has one result, the results equal a run without
+ * the crash.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BulkJobManager } from '../../src/bulk/manager.js';
+import { nodeResolver } from '../../src/dns/node.js';
+import type { VerificationResult } from '../../src/result.js';
+import { createVerifier } from '../../src/verifier.js';
+import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
+import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+
+const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+const KEY = 'crash-test-key';
+const COUNT = 20_000;
+const DOMAINS = 16;
+
+let dns: DnsTestServer;
+const smtp: SmtpServerHarness[] = [];
+let emails: string[] = [];
+let expected: Pick<VerificationResult, 'email' | 'status' | 'sub_status'>[] = [];
+
+function network(): string[] {
+  return [
+    '--dns',
+    dns.address,
+    '--smtp-port',
+    String(smtp[0]!.port),
+    '--allow-address',
+    '127.0.0.0/8',
+    '--allow-tld',
+    'test',
+  ];
+}
+
+/** Starts `mailvet serve` and resolves with the process and its URL once it listens. */
+async function serve(store: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--port', '0', '--no-console', ...store, ...network()],
+    {
+      env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  for (let i = 0; i < 1500; i++) {
+    const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+    if (url !== undefined) return { child, url, output: () => output };
+    if (child.exitCode !== null) break;
+    await sleep(20);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`mailvet serve did not start:\n${output}`);
+}
+
+async function api(url: string, path: string, init: RequestInit = {}): Promise<unknown> {
+  const response = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers },
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+interface WireJob {
+  id: string;
+  status: string;
+  total: number;
+  completed: number;
+}
+
+async function waitFor(url: string, id: string, done: (job: WireJob) => boolean): Promise<WireJob> {
+  for (;;) {
+    const job = (await api(url, `/v1/bulk/${id}`)) as WireJob;
+    if (done(job)) return job;
+    await sleep(50);
+  }
+}
+
+async function crashAndResume(store: string[]): Promise<void> {
+  const first = await serve(store);
+  const created = (await api(first.url, '/v1/bulk', {
+    method: 'POST',
+    body: JSON.stringify({ name: 'crash', emails: emails.slice(0, 10_000) }),
+  })) as WireJob;
+  await api(first.url, `/v1/bulk/${created.id}/emails`, {
+    method: 'POST',
+    body: JSON.stringify({ emails: emails.slice(10_000) }),
+  });
+  const midway = await waitFor(first.url, created.id, (job) => job.completed >= 500);
+  expect(midway.status).toBe('processing');
+  first.child.kill('SIGKILL');
+  await new Promise((resolve) => first.child.once('exit', resolve));
+
+  const second = await serve(store);
+  try {
+    const resumed = (await api(second.url, `/v1/bulk/${created.id}`)) as WireJob;
+    expect(resumed.total).toBe(COUNT);
+    expect(resumed.completed).toBeGreaterThanOrEqual(500);
+    await waitFor(second.url, created.id, (job) => job.status === 'complete');
+    const results = (await api(second.url, `/v1/bulk/${created.id}/results`)) as {
+      results: VerificationResult[];
+    };
+    expect(results.results).toHaveLength(COUNT);
+    expect(results.results.map(({ email, status, sub_status }) => ({ email, status, sub_status }))).toEqual(
+      expected,
+    );
+    const health = (await api(second.url, '/healthz')) as { store: string };
+    expect(health.store).toBe('up');
+  } finally {
+    second.child.kill('SIGTERM');
+    await new Promise((resolve) => second.child.once('exit', resolve));
+  }
+}
+
+beforeAll(async () => {
+  // Each domain has its own MX host on its own loopback address (the verifier is polite per MX).
+  const zone: Record<string, unknown> = {};
+  for (let d = 0; d < DOMAINS; d++) {
+    zone[`d${d}.crash.test`] = { mx: [{ priority: 10, exchange: `mx${d}.crash.test` }] };
+    zone[`mx${d}.crash.test`] = { a: [`127.0.0.${d + 2}`] };
+  }
+  dns = await startDnsServer(zone as Parameters<typeof startDnsServer>[0]);
+  const first = await startSmtpServer({ host: '127.0.0.2', mailboxes: { nobody: 'missing' } });
+  smtp.push(first);
+  for (let d = 1; d < DOMAINS; d++) {
+    const host = `127.0.0.${d + 2}`;
+    smtp.push(await startSmtpServer({ host, port: first.port, mailboxes: { nobody: 'missing' } }));
+  }
+  emails = Array.from({ length: COUNT }, (_, i) =>
+    i % 10 === 3 ? `nobody@d${i % DOMAINS}.crash.test` : `user${i % 15_000}@d${i % DOMAINS}.crash.test`,
+  );
+  // The same verification in process, without a crash: what the resumed job must equal.
+  const verifier = createVerifier({
+    resolver: nodeResolver({ servers: [dns.address] }),
+    smtpPort: first.port,
+    allowAddresses: ['127.0.0.0/8'],
+    allowTlds: ['test'],
+  });
+  const jobs = new BulkJobManager({ verifier });
+  const job = await jobs.create({ emails });
+  const results: VerificationResult[] = [];
+  for await (const result of jobs.stream(job.id)) results.push(result);
+  expected = results.map(({ email, status, sub_status }) => ({ email, status, sub_status }));
+  await jobs.close();
+  await verifier.dispose();
+}, 120_000);
+
+afterAll(async () => {
+  for (const server of smtp) await server.close();
+  await dns?.close();
+});
+
+describe('a killed mailvet serve resumes its jobs', () => {
+  it('with --data DIR (PGlite)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mailvet-crash-'));
+    try {
+      await crashAndResume(['--data', dir]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
+  it.skipIf(POSTGRES_URL === undefined)(
+    'with --store postgres://... (PostgreSQL)',
+    async () => {
+      const schema = testSchema();
+      try {
+        const url = new URL(POSTGRES_URL!);
+        url.searchParams.set('schema', schema);
+        await crashAndResume(['--store', url.toString(), '--lease-seconds', '2']);
+      } finally {
+        await dropPostgresSchema(schema);
+      }
+    },
+    240_000,
+  );
+});
