@@ -62,6 +62,13 @@ const STREAM_PAGE = 256;
  * what a crash can cost is re-verifying about this much work.
  */
 const DURABLE_FLUSH_MS = 1000;
+/** Results a durable store gets in one transaction, at most (unless a reader waits or the job goes idle). */
+const DURABLE_FLUSH_SIZE = 4096;
+/**
+ * Most final results of one job waiting for a durable store's write: past it the job takes no new work until
+ * the store catches up, so that a slow database bounds memory instead of letting results pile up.
+ */
+const MAX_UNWRITTEN = 16_384;
 /** Inputs read from a durable store at once while recovering a job. */
 const RESTORE_PAGE = 65_536;
 /** Longest pause between two retention sweeps. */
@@ -673,6 +680,7 @@ export class BulkJobManager implements BulkJobManagerApi {
   #makeReady(job: LiveJob): void {
     if (job.inReady || !job.armed || job.deleted || isFinished(job) || this.#closing || !job.work?.hasWork)
       return;
+    if (this.#backlogged(job)) return; // the end of the running flush makes it ready again
     job.inReady = true;
     this.#ready.push(job);
   }
@@ -696,7 +704,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       const job = this.#ready.shift();
       if (job === undefined) return;
       job.inReady = false;
-      if (job.deleted || isFinished(job) || job.work === null) continue;
+      if (job.deleted || isFinished(job) || job.work === null || this.#backlogged(job)) continue;
       const task = job.work.take();
       if (task === undefined) continue;
       if (job.status === 'queued') {
@@ -708,6 +716,13 @@ export class BulkJobManager implements BulkJobManagerApi {
       this.#makeReady(job);
       this.#launch(job, task);
     }
+  }
+
+  /** True when a durable store is behind on this job's results (see {@link MAX_UNWRITTEN}). */
+  #backlogged(job: LiveJob): boolean {
+    return (
+      this.#durable !== undefined && job.bufferPositions.length + job.commitPositions.length >= MAX_UNWRITTEN
+    );
   }
 
   /**
@@ -782,7 +797,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       job.work?.release(task.key);
       this.#record(job, task, outcome, ok);
       if (
-        job.bufferPositions.length >= FLUSH_SIZE ||
+        job.bufferPositions.length >= (this.#durable === undefined ? FLUSH_SIZE : DURABLE_FLUSH_SIZE) ||
         job.inFlight === 0 ||
         job.waiters.length > 0 ||
         (this.#durable !== undefined && performance.now() - job.flushedAt >= DURABLE_FLUSH_MS)
@@ -962,6 +977,10 @@ export class BulkJobManager implements BulkJobManagerApi {
       job.retries = null;
     }
     this.#wake(job);
+    if (this.#backlogged(job) === false && this.#durable !== undefined) {
+      this.#makeReady(job); // it may have waited for this write (backpressure)
+      this.#pump();
+    }
   }
 
   /** Durable stores: writes the results accounted for, the record and new retries in one transaction. */
