@@ -2,6 +2,8 @@
  * `pgliteStore`: the durable job store in an embedded, file-backed PostgreSQL (PGlite: WASM, no server).
  * @module
  */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { DurableJobStore } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
@@ -58,6 +60,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
     throw new OptionsError('dataDir', 'must be a non-empty path');
   }
   const what = options.dataDir === undefined ? 'PGlite in memory' : `PGlite directory ${options.dataDir}`;
+  if (options.dataDir !== undefined) await checkDataDir(options.dataDir, what);
   let db = options.db;
   if (db === undefined) {
     let module: typeof import('@electric-sql/pglite');
@@ -90,9 +93,37 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
   }
 }
 
+/**
+ * Refuses, before PGlite sees it, a path that is a file or a non-empty directory without `PG_VERSION` (not a
+ * PostgreSQL data directory: PGlite would fail slowly and obscurely). A missing or empty directory is created.
+ */
+async function checkDataDir(dataDir: string, what: string): Promise<void> {
+  let entries: string[];
+  try {
+    if (!(await stat(dataDir)).isDirectory()) throw openError(what, new Error('the path is not a directory'));
+    entries = await readdir(dataDir);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return;
+    throw openError(what, error);
+  }
+  if (entries.length > 0 && !entries.includes('PG_VERSION')) {
+    throw openError(
+      what,
+      new Error(
+        `the directory is not empty and holds no PostgreSQL data (${join(dataDir, 'PG_VERSION')} is missing)`,
+      ),
+    );
+  }
+}
+
 /** PGlite reports a foreign directory as a WASM abort; say what it most likely means. */
 function describePgliteFailure(error: unknown): Error {
-  const message = error instanceof Error ? error.message : String(error);
+  const message =
+    error instanceof Error
+      ? error.message
+      : typeof error === 'object'
+        ? JSON.stringify(error)
+        : String(error);
   return new Error(
     `${message} (is it a PGlite data directory of a compatible version, not used by another process?)`,
     { cause: error },
