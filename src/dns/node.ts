@@ -6,6 +6,7 @@ import { Resolver as DnsResolver } from 'node:dns/promises';
 import { DnsError, type DnsFailure, OptionsError } from '../errors.js';
 import { guardedLookup, raceSignal } from './abort.js';
 import { keepPreferred, mergeAddressAnswers } from './merge.js';
+import { parseNameServer, probeNoData } from './nodata-probe.js';
 import { requireReverseName } from './reverse.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './types.js';
 
@@ -122,7 +123,34 @@ export function nodeResolver(options: NodeResolverOptions = {}): NodeResolver {
     }
   }
 
-  function mx(name: string): Promise<DnsAnswer<MxRecord>> {
+  /**
+   * c-ares reports a reply truncated even over TCP, and an answer of looping CNAMEs, as "no data": a second
+   * look over TCP tells them apart, so that they fail the lookup (`dns_error`) instead of reading as a domain
+   * without mail servers.
+   */
+  async function confirmNoData(name: string): Promise<DnsAnswer<never>> {
+    const server = parseNameServer(resolver.getServers()[0] ?? '');
+    if (server === undefined || closed) return { kind: 'nodata' };
+    const verdict = await probeNoData(server, name, 15, timeoutMs);
+    if (verdict === 'truncated') {
+      throw new DnsError(
+        'malformed',
+        name,
+        `MX lookup of ${name} failed (the reply is truncated even over TCP)`,
+      );
+    }
+    if (verdict === 'cname_loop') {
+      throw new DnsError('servfail', name, `MX lookup of ${name} failed (its CNAME records loop)`);
+    }
+    return { kind: 'nodata' };
+  }
+
+  async function mx(name: string): Promise<DnsAnswer<MxRecord>> {
+    const answer = await mxAnswer(name);
+    return answer.kind === 'nodata' ? confirmNoData(name) : answer;
+  }
+
+  function mxAnswer(name: string): Promise<DnsAnswer<MxRecord>> {
     return ask(name, 'MX', async () => {
       const records = await resolver.resolveMx(name);
       if (records.length === 0) return { kind: 'nodata' };

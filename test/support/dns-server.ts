@@ -128,10 +128,49 @@ interface Request {
 
 type Handler = (request: Request, send: (response: Buffer) => unknown) => void;
 
-function handlerFor(zone: Zone, log: DnsQuery[], transport: 'udp' | 'tcp'): Handler {
+/** Broken answers no sane server gives, for names outside the zone (see {@link startDnsServer}). */
+export interface HostileAnswers {
+  /** Names answered with the TC (truncated) bit and no records over UDP and over TCP alike. */
+  readonly truncated?: readonly string[];
+  /** CNAME records answered inline, with NOERROR and nothing else, for any type: `{ alias: target }` (loops allowed). */
+  readonly inlineCnames?: Readonly<Record<string, string>>;
+}
+
+function hostileReply(
+  hostile: HostileAnswers,
+  request: Request,
+  question: Question,
+  send: (response: Buffer) => unknown,
+): boolean {
+  const name = question.name.toLowerCase().replace(/\.$/, '');
+  if (hostile.truncated?.includes(name)) {
+    send(message(request.header.id, request.header.rd, 0, question, [], true));
+    return true;
+  }
+  const cnames = hostile.inlineCnames ?? {};
+  if (cnames[name] === undefined) return false;
+  const records: Buffer[] = [];
+  const seen = new Set<string>();
+  for (let alias = name; cnames[alias] !== undefined && !seen.has(alias); alias = cnames[alias]!) {
+    seen.add(alias);
+    records.push(resourceRecord(alias, TYPE.CNAME, 60, wireName(cnames[alias]!)));
+  }
+  send(message(request.header.id, request.header.rd, 0, question, records));
+  return true;
+}
+
+function handlerFor(zone: Zone, log: DnsQuery[], transport: 'udp' | 'tcp', hostile: HostileAnswers): Handler {
   const compiled = compileZone(zone);
   return (request, send) => {
     const question = request.questions[0];
+    if (question !== undefined && hostileReply(hostile, request, question, send)) {
+      log.push({
+        name: question.name,
+        type: TYPE_NAMES.get(question.type) ?? String(question.type),
+        transport,
+      });
+      return;
+    }
     const reply = (rcode: number, answers: Buffer[] = []) => {
       const full = message(request.header.id, request.header.rd, rcode, question, answers);
       const opt = request.additionals.find((record) => record.type === TYPE.OPT);
@@ -191,6 +230,7 @@ function handlerFor(zone: Zone, log: DnsQuery[], transport: 'udp' | 'tcp'): Hand
 async function listenTogether(
   zone: Zone,
   log: DnsQuery[],
+  hostile: HostileAnswers,
 ): Promise<{
   udp: ReturnType<typeof dns2.createUDPServer>;
   tcp: ReturnType<typeof dns2.createTCPServer>;
@@ -198,13 +238,13 @@ async function listenTogether(
   port: number;
 }> {
   for (let attempt = 0; ; attempt++) {
-    const udp = dns2.createUDPServer(handlerFor(zone, log, 'udp') as never);
+    const udp = dns2.createUDPServer(handlerFor(zone, log, 'udp', hostile) as never);
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
       udp.bind(0, '127.0.0.1', () => resolve());
     });
     const port = udp.address().port;
-    const tcp = dns2.createTCPServer(handlerFor(zone, log, 'tcp') as never);
+    const tcp = dns2.createTCPServer(handlerFor(zone, log, 'tcp', hostile) as never);
     const sockets = new Set<Socket>();
     tcp.on('connection', (socket: Socket) => {
       sockets.add(socket);
@@ -225,15 +265,16 @@ async function listenTogether(
 
 /**
  * Starts a DNS server for `zone` on 127.0.0.1 (UDP and TCP, one random port). Names not in the zone answer
- * NXDOMAIN; an entry's `fail` answers SERVFAIL, REFUSED or NXDOMAIN, or never replies (`timeout`).
+ * NXDOMAIN; an entry's `fail` answers SERVFAIL, REFUSED or NXDOMAIN, or never replies (`timeout`). `hostile`
+ * names get broken answers (a truncated reply over TCP too, CNAME loops inline).
  * @example
  * const server = await startDnsServer({ 'example.com': { mx: [{ priority: 10, exchange: 'mx.example.com' }] } });
  * const resolver = nodeResolver({ servers: [server.address] });
  * await server.close();
  */
-export async function startDnsServer(zone: Zone): Promise<DnsTestServer> {
+export async function startDnsServer(zone: Zone, hostile: HostileAnswers = {}): Promise<DnsTestServer> {
   const log: DnsQuery[] = [];
-  const { udp, tcp, sockets, port } = await listenTogether(zone, log);
+  const { udp, tcp, sockets, port } = await listenTogether(zone, log, hostile);
   let closed: Promise<void> | undefined;
   return {
     address: `127.0.0.1:${port}`,
