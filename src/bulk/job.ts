@@ -6,7 +6,7 @@ import { isStatus, STATUSES, type Status, type VerificationResult, verdictOf } f
 import { verdictOnlyResult } from '../score.js';
 import type { RetrySchedule } from './retry.js';
 import type { Job, JobError, JobRecord, JobStatus, StoredRetry } from './types.js';
-import type { JobWork } from './work.js';
+import type { JobWork, RestoredPositions } from './work.js';
 
 /** Everything the manager knows about a job it holds. */
 export interface LiveJob {
@@ -32,6 +32,12 @@ export interface LiveJob {
   foreign: boolean;
   /** Pending work; `null` once the job is finished and nothing of it is in flight. */
   work: JobWork | null;
+  /** Durable stores: positions below this were read from the store into `work` (see the manager's window). */
+  loadedUpTo: number;
+  /** Durable stores: a window is being read. */
+  loading: boolean;
+  /** A recovered job: what the store said of its positions below `upTo` when it was taken over. */
+  restored: (RestoredPositions & { readonly upTo: number }) | null;
   /** Greylisting retries waiting for their delay. */
   retries: RetrySchedule | null;
   /** This job's greylisting retry delays (its own, or the manager's). */
@@ -90,6 +96,9 @@ export function liveJob(start: JobStart): LiveJob {
     ...start,
     deleted: false,
     foreign: false,
+    loadedUpTo: 0,
+    loading: false,
+    restored: null,
     retries: null,
     interim: new Map(),
     inFlight: 0,

@@ -32,6 +32,7 @@ import {
 } from './job.js';
 import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
 import { RetrySchedule, type WaitingRetry } from './retry.js';
+import { hashedSeenIndex } from './seen-index.js';
 import type {
   BulkJobManagerApi,
   BulkJobManagerOptions,
@@ -69,8 +70,10 @@ const DURABLE_FLUSH_SIZE = 4096;
  * the store catches up, so that a slow database bounds memory instead of letting results pile up.
  */
 const MAX_UNWRITTEN = 16_384;
-/** Inputs read from a durable store at once while recovering a job. */
-const RESTORE_PAGE = 65_536;
+/** Durable stores: addresses of a job read from the store at once (the job's window). */
+const WINDOW = 16_384;
+/** Durable stores: a job reads its next window when fewer tasks than this are queued. */
+const REFILL_BELOW = 8192;
 /** Longest pause between two retention sweeps. */
 const SWEEP_EVERY_MAX_MS = 3_600_000;
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -218,7 +221,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       completedAt: null,
       error: null,
       armed: fields.autoStart,
-      work: new JobWork(this.#options.perDomainConcurrency),
+      work: this.#newWork(),
       greylistDelaysMs: fields.greylistDelaysMs ?? this.#options.greylistDelaysMs,
     });
     this.#scheduleRetries(job);
@@ -516,8 +519,8 @@ export class BulkJobManager implements BulkJobManagerApi {
       }
       job.foreign = false;
       await this.#restore(store, job);
-      if (job.status === 'processing' || job.work!.copies.length > 0) this.#scheduleFlush(job);
-      this.#makeReady(job);
+      if (job.status === 'processing') this.#scheduleFlush(job);
+      this.#refill(job);
       this.#wake(job);
     }
     this.#pump();
@@ -574,26 +577,66 @@ export class BulkJobManager implements BulkJobManagerApi {
     const final = new Uint8Array((job.total >>> 3) + 1);
     for (const position of await store.finalPositions(job.id)) final[position >>> 3]! |= 1 << (position & 7);
     const waiting = new Map((await store.getRetries(job.id)).map((retry) => [retry.position, retry]));
-    const emailOf = new Map<number, string>();
-    const restored = {
+    job.work = this.#newWork();
+    job.loadedUpTo = 0;
+    job.restored = {
+      upTo: job.total,
       isFinal: (position: number) => (final[position >>> 3]! & (1 << (position & 7))) !== 0,
       isWaiting: (position: number) => waiting.has(position),
     };
-    job.work = new JobWork(this.#options.perDomainConcurrency);
-    for (let at = 0; at < job.total; at += RESTORE_PAGE) {
-      const emails = await store.getInputs(job.id, at, RESTORE_PAGE);
-      job.work.add(emails, at, restored);
-      for (let i = 0; i < emails.length; i++) if (waiting.has(at + i)) emailOf.set(at + i, emails[i]!);
-    }
     this.#scheduleRetries(job);
     for (const retry of waiting.values()) {
-      const email = emailOf.get(retry.position);
+      const [email] = await store.getInputs(job.id, retry.position, 1);
       if (email === undefined) continue;
       const task = { position: retry.position, email, key: domainKey(email), attempt: retry.attempt };
       job.interim.set(retry.position, retry.result);
       if (job.retries === null) job.work.retry({ ...task, attempt: 0 });
       else job.retries.restore(task, retry.dueAt);
     }
+  }
+
+  /** A new job's pending work; a durable store's jobs keep hashes, not strings, in their deduplication index. */
+  #newWork(): JobWork {
+    const perDomain = this.#options.perDomainConcurrency;
+    return this.#durable === undefined ? new JobWork(perDomain) : new JobWork(perDomain, hashedSeenIndex());
+  }
+
+  /**
+   * Durable stores: reads the job's next window of inputs from the store when its queue runs low, so that the
+   * process holds a window of addresses per job, not the whole list (the inputs were written by `#append`, and
+   * the read is queued after that write).
+   */
+  #refill(job: LiveJob): void {
+    const store = this.#durable;
+    if (store === undefined || job.loading || job.deleted || job.work === null || isFinished(job)) return;
+    if (job.loadedUpTo >= job.total || job.work.queued >= REFILL_BELOW) return;
+    job.loading = true;
+    const from = job.loadedUpTo;
+    const count = Math.min(WINDOW, job.total - from);
+    const load = async (): Promise<void> => {
+      if (job.deleted || job.work === null) return;
+      const emails = await store.getInputs(job.id, from, count);
+      if (emails.length !== count) {
+        throw new Error(`the store holds ${emails.length} of the ${count} addresses from position ${from}`);
+      }
+      const restored = job.restored !== null && from < job.restored.upTo ? job.restored : undefined;
+      job.work.add(emails, from, restored);
+      job.loadedUpTo = from + count;
+      if (job.restored !== null && job.loadedUpTo >= job.restored.upTo) job.restored = null;
+      if (job.work.copies.length > 0) this.#scheduleFlush(job);
+    };
+    this.#enqueue(job, load).then(
+      () => {
+        job.loading = false;
+        this.#makeReady(job);
+        this.#pump();
+        this.#refill(job);
+      },
+      (error: unknown) => {
+        job.loading = false;
+        this.#storeFailed(job, 'read the addresses', error);
+      },
+    );
   }
 
   /** Renews this manager's leases, then takes over jobs whose holder died (its lease expired). */
@@ -651,8 +694,12 @@ export class BulkJobManager implements BulkJobManagerApi {
     let saved: Promise<void> | undefined;
     const store = this.#durable;
     if (store !== undefined) {
+      // The addresses go to the store only; the job reads them back a window at a time (#refill).
       const record = recordOf(job);
       saved = this.#enqueue(job, () => store.putInputs(record, first, emails));
+      this.#wake(job);
+      this.#refill(job);
+      return saved;
     }
     job.work!.add(emails, first);
     if (job.work!.copies.length > 0) this.#scheduleFlush(job);
@@ -706,6 +753,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       job.inReady = false;
       if (job.deleted || isFinished(job) || job.work === null || this.#backlogged(job)) continue;
       const task = job.work.take();
+      if (this.#durable !== undefined) this.#refill(job); // reads the next window while this one runs
       if (task === undefined) continue;
       if (job.status === 'queued') {
         job.status = 'processing';
@@ -898,7 +946,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     job.startedAt ??= this.#now();
     job.completedAt = null;
     job.dirty = true;
-    job.work ??= new JobWork(this.#options.perDomainConcurrency);
+    job.work ??= this.#newWork();
     this.#scheduleRetries(job);
   }
 

@@ -4,6 +4,7 @@
  * @module
  */
 import { Deque } from './deque.js';
+import { exactSeenIndex, type SeenIndex } from './seen-index.js';
 
 /** One verification to run. */
 export interface Task {
@@ -59,14 +60,21 @@ export class JobWork {
   readonly #readyParked = new Deque<string>();
   readonly #inFlight = new Map<string, number>();
   // Deduplication: exact trimmed input → first position; bit set of first positions that are final.
-  readonly #seen = new Map<string, number>();
+  readonly #seen: SeenIndex;
   #final = new Uint8Array(128);
   readonly #followers = new Map<number, number[]>();
   /** Pairs `[from, to, from, to, ...]`: positions to fill with the already final result at `from`. */
   copies: number[] = [];
 
-  constructor(perDomainConcurrency: number) {
+  /** `seen` is the deduplication index (exact by default; hashed for windowed jobs of a durable store). */
+  constructor(perDomainConcurrency: number, seen: SeenIndex = exactSeenIndex()) {
     this.#cap = perDomainConcurrency;
+    this.#seen = seen;
+  }
+
+  /** Tasks in the main queue (not counting domains parked at their cap and retries). */
+  get queued(): number {
+    return this.#positions.length - this.#head;
   }
 
   /**

@@ -102,6 +102,28 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     },
   );
 
+  it.skipIf(skip)(
+    'reads a large job from the store a window at a time; repeats across windows are verified once',
+    async () => {
+      schema = testSchema();
+      const count = 45_000;
+      // Every seventh address repeats one from 20,000 positions earlier (another window).
+      const emails = Array.from({ length: count }, (_, i) =>
+        i % 7 === 0 && i >= 20_000
+          ? `user${i - 20_000}@d${(i - 20_000) % 9}.example`
+          : `user${i}@d${i % 9}.example`,
+      );
+      const verifier = instantVerifier();
+      const jobs = manager(await openStore(), { verifier, maxAddressesPerAdd: 50_000 });
+      const job = await jobs.create({ emails });
+      await eventually(async () => (await jobs.get(job.id))?.status === 'complete', 60_000);
+      expect(await jobs.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+      expect(verifier.calls.length).toBe(new Set(emails).size);
+      expect(new Set(verifier.calls).size).toBe(verifier.calls.length);
+    },
+    90_000,
+  );
+
   it.skipIf(skip)('keeps a job that was never started queued, and finished jobs readable', async () => {
     schema = testSchema();
     const a = manager(await openStore(), { verifier: instantVerifier() });
