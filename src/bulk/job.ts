@@ -34,6 +34,8 @@ export interface LiveJob {
   work: JobWork | null;
   /** Durable stores: positions below this were read from the store into `work` (see the manager's window). */
   loadedUpTo: number;
+  /** Durable stores: positions below this have their inputs committed to the store. */
+  storedUpTo: number;
   /** Durable stores: a window is being read. */
   loading: boolean;
   /** A recovered job: what the store said of its positions below `upTo` when it was taken over. */
@@ -97,6 +99,7 @@ export function liveJob(start: JobStart): LiveJob {
     deleted: false,
     foreign: false,
     loadedUpTo: 0,
+    storedUpTo: 0,
     loading: false,
     restored: null,
     retries: null,
@@ -121,7 +124,7 @@ export function liveJob(start: JobStart): LiveJob {
 
 /** The live state of a job read back from a store (its work, if any, is restored separately). */
 export function liveJobOf(record: JobRecord): LiveJob {
-  return liveJob({
+  const job = liveJob({
     id: record.id,
     owner: record.owner,
     name: record.name,
@@ -137,6 +140,10 @@ export function liveJobOf(record: JobRecord): LiveJob {
     work: null,
     greylistDelaysMs: record.greylistDelaysMs,
   });
+  // Its inputs are stored and, unless the job is recovered (which reads them again), done with.
+  job.loadedUpTo = record.total;
+  job.storedUpTo = record.total;
+  return job;
 }
 
 /** Copies what may have changed in the store into a job this manager does not process (or just took over). */

@@ -71,9 +71,9 @@ const DURABLE_FLUSH_SIZE = 4096;
  */
 const MAX_UNWRITTEN = 16_384;
 /** Durable stores: addresses of a job read from the store at once (the job's window). */
-const WINDOW = 16_384;
+const WINDOW = 32_768;
 /** Durable stores: a job reads its next window when fewer tasks than this are queued. */
-const REFILL_BELOW = 8192;
+const REFILL_BELOW = 16_384;
 /** Longest pause between two retention sweeps. */
 const SWEEP_EVERY_MAX_MS = 3_600_000;
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -579,6 +579,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     const waiting = new Map((await store.getRetries(job.id)).map((retry) => [retry.position, retry]));
     job.work = this.#newWork();
     job.loadedUpTo = 0;
+    job.storedUpTo = job.total;
     job.restored = {
       upTo: job.total,
       isFinal: (position: number) => (final[position >>> 3]! & (1 << (position & 7))) !== 0,
@@ -603,16 +604,16 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /**
    * Durable stores: reads the job's next window of inputs from the store when its queue runs low, so that the
-   * process holds a window of addresses per job, not the whole list (the inputs were written by `#append`, and
-   * the read is queued after that write).
+   * process holds a window of addresses per job, not the whole list. It reads only inputs whose write (by
+   * `#append`) has committed.
    */
   #refill(job: LiveJob): void {
     const store = this.#durable;
     if (store === undefined || job.loading || job.deleted || job.work === null || isFinished(job)) return;
-    if (job.loadedUpTo >= job.total || job.work.queued >= REFILL_BELOW) return;
+    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= REFILL_BELOW) return;
     job.loading = true;
     const from = job.loadedUpTo;
-    const count = Math.min(WINDOW, job.total - from);
+    const count = Math.min(WINDOW, job.storedUpTo - from);
     const load = async (): Promise<void> => {
       if (job.deleted || job.work === null) return;
       const emails = await store.getInputs(job.id, from, count);
@@ -625,7 +626,8 @@ export class BulkJobManager implements BulkJobManagerApi {
       if (job.restored !== null && job.loadedUpTo >= job.restored.upTo) job.restored = null;
       if (job.work.copies.length > 0) this.#scheduleFlush(job);
     };
-    this.#enqueue(job, load).then(
+    // Off the job's chain of writes: these inputs are committed already, so the read need not wait for results.
+    load().then(
       () => {
         job.loading = false;
         this.#makeReady(job);
@@ -697,8 +699,14 @@ export class BulkJobManager implements BulkJobManagerApi {
       // The addresses go to the store only; the job reads them back a window at a time (#refill).
       const record = recordOf(job);
       saved = this.#enqueue(job, () => store.putInputs(record, first, emails));
+      saved.then(
+        () => {
+          job.storedUpTo = Math.max(job.storedUpTo, first + emails.length);
+          this.#refill(job);
+        },
+        () => {}, // the caller of #append reports it
+      );
       this.#wake(job);
-      this.#refill(job);
       return saved;
     }
     job.work!.add(emails, first);

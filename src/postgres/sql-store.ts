@@ -121,30 +121,10 @@ export async function openSqlStore(
 
   /** Updates `record`; throws `lease_lost` when the job was deleted or another store holds it. */
   async function update(client: SqlClient, record: JobRecord): Promise<void> {
-    const finished = record.status === 'complete' || record.status === 'failed';
-    const rows = await client.query(
-      `UPDATE ${s}.jobs SET name = $2, status = $3, armed = $4, total = $5, completed = $6, counts = $7::jsonb,
-         started_at = $8, completed_at = $9, error = $10::jsonb, lease_owner = $11,
-         lease_until = CASE WHEN $11::text IS NULL THEN NULL ELSE ${NOW_MS} + $12 END
-       WHERE id = $1 AND (lease_owner IS NULL OR lease_owner = $13)
-       RETURNING id`,
-      [
-        record.id,
-        record.name,
-        record.status,
-        record.armed ?? false,
-        record.total,
-        record.completed,
-        JSON.stringify(record.counts),
-        record.startedAt,
-        record.completedAt,
-        record.error === null ? null : JSON.stringify(record.error),
-        finished ? null : node,
-        leaseMs,
-        node,
-      ],
-    );
+    // A deleted job must not come back through the upsert below.
+    const rows = await client.query(`SELECT 1 FROM ${s}.jobs WHERE id = $1 FOR UPDATE`, [record.id]);
     if (rows.length === 0) throw new LeaseLostError(record.id);
+    await upsert(client, record);
   }
 
   /** Creates or updates `record`; throws `lease_lost` when another store holds the job. */

@@ -28,8 +28,8 @@ describe('hashedSeenIndex', () => {
         fc.uniqueArray(fc.string({ unit: 'grapheme', maxLength: 80 }), { maxLength: 300 }),
         (texts) => {
           const hashed = hashedSeenIndex();
-          texts.forEach((text, i) => hashed.set(text, i));
-          texts.forEach((text, i) => expect(hashed.get(text)).toBe(i));
+          for (const [i, text] of texts.entries()) hashed.set(text, i);
+          for (const [i, text] of texts.entries()) expect(hashed.get(text)).toBe(i);
         },
       ),
       { numRuns: 200 },

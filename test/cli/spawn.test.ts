@@ -4,50 +4,14 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
 import { startDnsServer } from '../support/dns-server.js';
+import { BIN, run, start } from '../support/mailvet-bin.js';
 import { startSmtpServer } from '../support/smtp-server.js';
 import { parseCsv, tempDir } from './support.js';
-
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
-
-interface Exit {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function start(args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}) {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...options.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<Exit>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr })),
-  );
-  return { child, exited, stdout: () => stdout };
-}
-
-function run(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string; nodeArgs?: string[] } = {},
-) {
-  const started = start(args, options);
-  started.child.stdin.end(options.stdin ?? '');
-  return started.exited;
-}
 
 async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt++) {

@@ -142,6 +142,15 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     await b.start(waiting.id, { owner: 't1' });
     await until(async () => (await b.get(waiting.id, { owner: 't1' }))?.status === 'complete');
     expect((await b.list()).jobs.map((job) => job.id)).toEqual([done.id]);
+    // A finished job read back from the store reopens on add: the new positions are verified, the old ones not
+    // again (a finished job keeps no deduplication index, here as in memory, so a repeat of an old address is
+    // verified anew).
+    await b.add(done.id, ['c@x.example', 'b@x.example']);
+    await until(async () => (await b.get(done.id))?.status === 'complete');
+    expect(verifier.calls).toEqual(['a@x.example', 'c@x.example', 'b@x.example']);
+    expect(await b.results(done.id)).toEqual(
+      ['b@x.example', 'bad@x.example', 'c@x.example', 'b@x.example'].map((email) => resultFor(email)),
+    );
   });
 
   it.skipIf(skip)('keeps greylisting retries and their due times across a restart', async () => {

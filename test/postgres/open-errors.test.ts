@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { DurableJobStore } from '../../src/bulk/types.js';
@@ -8,8 +6,7 @@ import { createHandler } from '../../src/http/handler.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
 import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
-
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+import { run } from '../support/mailvet-bin.js';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
@@ -19,23 +16,9 @@ afterAll(async () => {
   await dir.remove();
 });
 
-/** Runs the built `mailvet` and resolves with its exit code and output. */
-function mailvet(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: 'k' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** Runs the built `mailvet` with an API key set. */
+function mailvet(args: string[]) {
+  return run(args, { env: { MAILVET_API_KEYS: 'k' } });
 }
 
 describe('opening a durable store: clear errors', () => {
