@@ -112,6 +112,7 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<Dura
       ...resolved,
       ownsDriver: options.pool === undefined,
       exclusive: false,
+      asyncCommit: true,
     });
   } catch (error) {
     await driver.close().catch(() => {});

@@ -86,6 +86,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
       ...resolved,
       ownsDriver: options.db === undefined,
       exclusive: options.db === undefined,
+      asyncCommit: false,
     });
   } catch (error) {
     await driver.close().catch(() => {});

@@ -107,6 +107,12 @@ export async function openSqlStore(
     readonly ownsDriver: boolean;
     /** No other process can use the database (PGlite on its own directory): leases left by a crash are void. */
     readonly exclusive: boolean;
+    /**
+     * Commit results without waiting for the disk (`synchronous_commit = off`). Only for a server, whose WAL
+     * writer flushes them within a fraction of a second; PGlite has no WAL writer, so there they would wait for a
+     * checkpoint and a killed process would lose them.
+     */
+    readonly asyncCommit: boolean;
   },
 ): Promise<DurableJobStore> {
   const s = options.schema;
@@ -237,9 +243,9 @@ export async function openSqlStore(
     async putResults(id, positions, results, commit?: ResultCommit) {
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
       await driver.transaction(async (client) => {
-        // Results can be redone (a position without one is verified again), so their commits need not wait for
-        // the disk: a database crash may lose the last moments of results, never half a transaction.
-        await client.query('SET LOCAL synchronous_commit = off');
+        // Results can be redone (a position without one is verified again), so on a server their commits need
+        // not wait for the disk: a database crash may lose the last moments of results, never half a transaction.
+        if (options.asyncCommit) await client.query('SET LOCAL synchronous_commit = off');
         if (commit === undefined) await assertJob(client, id);
         else await update(client, commit.record);
         if (positions.length > 0) {
