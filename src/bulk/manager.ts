@@ -277,6 +277,8 @@ export class BulkJobManager implements BulkJobManagerApi {
         await inputsSaved;
       } catch (error) {
         this.#storeFailed(job, 'save the addresses', error);
+        // Another process took the job over: a conflict for the caller (HTTP 409), not a broken store.
+        if (isMailvetError(error) && error.code === 'lease_lost') throw error;
         throw new StoreError('save the addresses', error);
       }
     }

@@ -40,7 +40,8 @@ export const MIGRATIONS: readonly string[] = [
      error jsonb,
      greylist_delays_ms jsonb NOT NULL,
      lease_owner text,
-     lease_until bigint
+     lease_until bigint,
+     epoch integer NOT NULL DEFAULT 1
    );
    CREATE INDEX jobs_unfinished ON {s}.jobs (seq) WHERE status IN ('queued', 'processing');
    CREATE TABLE {s}.inputs (

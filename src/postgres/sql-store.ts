@@ -125,49 +125,71 @@ export async function openSqlStore(
   const node = randomUUID();
   const leaseMs = options.leaseMs;
 
-  /** Updates `record`; throws `lease_lost` when the job was deleted or another store holds it. */
-  async function update(client: SqlClient, record: JobRecord): Promise<void> {
-    // A deleted job must not come back through the upsert below.
-    const rows = await client.query(`SELECT 1 FROM ${s}.jobs WHERE id = $1 FOR UPDATE`, [record.id]);
-    if (rows.length === 0) throw new LeaseLostError(record.id);
-    await upsert(client, record);
+  /**
+   * The epoch (fencing token) of each job this store holds: set when it creates or takes a job, bumped in the
+   * database by every take-over. A write must match it, so a process that lost a job (its lease expired while it
+   * stalled, and another took the job over, even if that one has finished it since) can no longer write it.
+   */
+  const held = new Map<string, number>();
+
+  /** The columns of `record`, as `$2`-`$13` of the statements below (`$1` is the id). */
+  function columns(record: JobRecord): unknown[] {
+    const finished = record.status === 'complete' || record.status === 'failed';
+    return [
+      record.id,
+      record.owner,
+      record.name,
+      record.status,
+      record.armed ?? false,
+      record.total,
+      record.completed,
+      JSON.stringify(record.counts),
+      record.createdAt,
+      record.startedAt,
+      record.completedAt,
+      record.error === null ? null : JSON.stringify(record.error),
+      JSON.stringify(record.greylistDelaysMs),
+      finished ? null : node, // $14: the lease (none once finished)
+      leaseMs,
+    ];
   }
 
-  /** Creates or updates `record`; throws `lease_lost` when another store holds the job. */
-  async function upsert(client: SqlClient, record: JobRecord): Promise<void> {
-    const finished = record.status === 'complete' || record.status === 'failed';
+  /**
+   * Saves `record`. A job this store holds is updated if its epoch still matches; any other job is created, or
+   * taken if no one holds it (a finished job reopened by an add). Throws `lease_lost` otherwise (another store
+   * holds it, or it was deleted).
+   */
+  async function saveRecord(client: SqlClient, record: JobRecord): Promise<void> {
+    const epoch = held.get(record.id);
+    const lease = `CASE WHEN $14::text IS NULL THEN NULL ELSE ${NOW_MS} + $15 END`;
+    if (epoch !== undefined) {
+      const rows = await client.query(
+        `UPDATE ${s}.jobs SET name = $3, status = $4, armed = $5, total = $6, completed = $7, counts = $8::jsonb,
+           started_at = $10, completed_at = $11, error = $12::jsonb, greylist_delays_ms = $13::jsonb,
+           lease_owner = $14, lease_until = ${lease}
+         WHERE id = $1 AND epoch = $16 AND owner IS NOT DISTINCT FROM $2 AND created_at = $9
+           -- owner and created_at never change: checking them costs nothing and keeps every parameter typed
+         RETURNING id`,
+        [...columns(record), epoch],
+      );
+      if (rows.length === 0) throw new LeaseLostError(record.id);
+      return;
+    }
     const rows = await client.query(
       `INSERT INTO ${s}.jobs (id, owner, name, status, armed, total, completed, counts, created_at, started_at,
          completed_at, error, greylist_delays_ms, lease_owner, lease_until)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb, $13::jsonb, $14,
-         CASE WHEN $14::text IS NULL THEN NULL ELSE ${NOW_MS} + $15 END)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12::jsonb, $13::jsonb, $14, ${lease})
        ON CONFLICT (id) DO UPDATE SET name = excluded.name, status = excluded.status, armed = excluded.armed,
          total = excluded.total, completed = excluded.completed, counts = excluded.counts,
          started_at = excluded.started_at, completed_at = excluded.completed_at, error = excluded.error,
          greylist_delays_ms = excluded.greylist_delays_ms, lease_owner = excluded.lease_owner,
-         lease_until = excluded.lease_until
-       WHERE ${s}.jobs.lease_owner IS NULL OR ${s}.jobs.lease_owner = $16
-       RETURNING id`,
-      [
-        record.id,
-        record.owner,
-        record.name,
-        record.status,
-        record.armed ?? false,
-        record.total,
-        record.completed,
-        JSON.stringify(record.counts),
-        record.createdAt,
-        record.startedAt,
-        record.completedAt,
-        record.error === null ? null : JSON.stringify(record.error),
-        JSON.stringify(record.greylistDelaysMs),
-        finished ? null : node,
-        leaseMs,
-        node,
-      ],
+         lease_until = excluded.lease_until, epoch = ${s}.jobs.epoch + 1
+       WHERE ${s}.jobs.lease_owner IS NULL
+       RETURNING epoch`,
+      columns(record),
     );
     if (rows.length === 0) throw new LeaseLostError(record.id);
+    held.set(record.id, num(rows[0]!.epoch));
   }
 
   async function assertJob(client: SqlClient, id: string): Promise<void> {
@@ -205,13 +227,13 @@ export async function openSqlStore(
     leaseMs,
 
     async saveJob(record) {
-      await upsert(driver, record);
+      await saveRecord(driver, record);
     },
 
     async putInputs(record, first, emails) {
       await driver.transaction(async (client) => {
         // The first addresses create the job; later ones must find it (a deleted job is not brought back).
-        await (first === 0 ? upsert(client, record) : update(client, record));
+        await saveRecord(client, record);
         for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
           // A JSON array, parsed by the server: much cheaper for the client than a text[] parameter.
           await client.query(
@@ -247,7 +269,7 @@ export async function openSqlStore(
         // not wait for the disk: a database crash may lose the last moments of results, never half a transaction.
         if (options.asyncCommit) await client.query('SET LOCAL synchronous_commit = off');
         if (commit === undefined) await assertJob(client, id);
-        else await update(client, commit.record);
+        else await saveRecord(client, commit.record);
         if (positions.length > 0) {
           // One text per column, split on the server: far cheaper for the client than array parameters.
           const list = positions.join(',');
@@ -316,6 +338,7 @@ export async function openSqlStore(
     },
 
     async deleteJob(id) {
+      held.delete(id);
       await driver.transaction(async (client) => {
         for (const table of ['results', 'inputs', 'retries']) {
           await client.query(`DELETE FROM ${s}.${table} WHERE job_id = $1`, [id]);
@@ -337,11 +360,12 @@ export async function openSqlStore(
     async claimJobs() {
       return driver.transaction(async (client) => {
         const rows = await client.query(
-          `UPDATE ${s}.jobs SET lease_owner = $1, lease_until = ${NOW_MS} + $2
+          `UPDATE ${s}.jobs SET lease_owner = $1, lease_until = ${NOW_MS} + $2, epoch = epoch + 1
            WHERE ${UNFINISHED} AND (lease_owner IS NULL OR (lease_owner <> $1 AND lease_until < ${NOW_MS}))
            RETURNING *`,
           [node, leaseMs],
         );
+        for (const row of rows) held.set(String(row.id), num(row.epoch));
         rows.sort((a, b) => num(a.seq) - num(b.seq));
         return recount(client, rows.map(recordOfRow));
       });

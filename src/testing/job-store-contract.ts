@@ -366,6 +366,11 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
             retries: [],
           });
           expect(await store.getJob('l')).toMatchObject({ status: 'complete', completed: 1 });
+          // Nor can it write once the new holder has finished the job and no one holds it: it lost the job.
+          await expect(
+            store.putResults('l', [], [], { record: record('l', { total: 1 }), retries: [] }),
+          ).rejects.toMatchObject({ code: 'lease_lost' });
+          expect(await store.getJob('l')).toMatchObject({ status: 'complete', completed: 1 });
           expect(await store.getJob('missing')).toBeUndefined();
           expect(await store.getResults('l', 0, 1)).toEqual([result('a@x.test')]);
         }),

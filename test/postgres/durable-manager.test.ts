@@ -260,6 +260,10 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
         call.resolve(resultFor(call.email, { status: 'invalid', sub_status: 'mailbox_not_found' }));
       await settle(20);
       expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+      if (kind === 'pglite') {
+        // A (its database still reachable) learns on its next write that the job is B's: a conflict, not a failure.
+        await expect(a.add(job.id, ['late@x.example'])).rejects.toMatchObject({ code: 'lease_lost' });
+      }
     },
   );
 });
