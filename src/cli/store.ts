@@ -54,6 +54,9 @@ export function storeChoiceOf(args: ParsedArgs, env: Env): StoreChoice {
   if (data !== undefined && store !== undefined) {
     throw usageError(`${data.label} and ${store.label} cannot be used together: choose one job store`);
   }
+  if (store === undefined && args.string('lease-seconds') !== undefined) {
+    throw usageError('--lease-seconds applies to --store (PostgreSQL) only');
+  }
   if (store !== undefined) {
     if (!/^postgres(ql)?:\/\/\S+$/.test(store.value)) {
       throw usageError(

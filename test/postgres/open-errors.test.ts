@@ -119,6 +119,7 @@ describe('opening a durable store: clear errors', () => {
       ['--store', 'mysql://u@127.0.0.1/x'],
       ['--retention-days', '-1'],
       ['--store', 'postgres://u@127.0.0.1/x', '--lease-seconds', '0'],
+      ['--data', dir.path, '--lease-seconds', '5'],
     ]) {
       const usage = await mailvet(['serve', '--port', '0', '--no-dns', ...args]);
       expect(usage.code, args.join(' ')).toBe(2);
