@@ -45,7 +45,6 @@ import type {
   JobEventName,
   JobList,
   JobListener,
-  JobRecord,
   ListJobsOptions,
   ResultsOptions,
   StoreHealth,
@@ -531,33 +530,34 @@ export class BulkJobManager implements BulkJobManagerApi {
   /** Re-reads the jobs another process holds, so that reads here follow their progress. */
   async #refreshForeign(store: DurableJobStore): Promise<void> {
     for (const job of [...this.#jobs.values()]) {
-      if (!job.foreign || job.deleted) continue;
-      const record = await store.getJob(job.id);
-      if (record === undefined) {
-        this.#forget(job); // deleted by its holder
-        continue;
-      }
-      const version = job.completed;
-      refreshJob(job, record);
-      if (isFinished(job)) job.foreign = false;
-      if (job.completed !== version || !job.foreign) this.#wake(job);
+      if (job.foreign && !job.deleted) await this.#reload(store, job);
     }
+  }
+
+  /**
+   * Re-reads a job another process holds: forgets it when it was deleted there, stops treating it as foreign once
+   * finished, and wakes its streams when it moved.
+   */
+  async #reload(store: DurableJobStore, job: LiveJob): Promise<void> {
+    const record = await store.getJob(job.id);
+    if (record === undefined) {
+      this.#forget(job);
+      return;
+    }
+    const completed = job.completed;
+    refreshJob(job, record);
+    if (isFinished(job)) job.foreign = false;
+    if (job.completed !== completed || !job.foreign) this.#wake(job);
   }
 
   /** Brings a job another process holds up to date from the store (no-op for the jobs this manager holds). */
   async #current(job: LiveJob): Promise<void> {
     const store = this.#durable;
     if (store === undefined || !job.foreign) return;
-    let record: JobRecord | undefined;
     try {
-      record = await store.getJob(job.id);
+      await this.#reload(store, job);
     } catch (error) {
       throw new StoreError('read the job', error);
-    }
-    if (record === undefined) this.#forget(job);
-    else {
-      refreshJob(job, record);
-      if (isFinished(job)) job.foreign = false;
     }
   }
 
@@ -1035,8 +1035,8 @@ export class BulkJobManager implements BulkJobManagerApi {
       job.retries = null;
     }
     this.#wake(job);
-    if (this.#backlogged(job) === false && this.#durable !== undefined) {
-      this.#makeReady(job); // it may have waited for this write (backpressure)
+    if (this.#durable !== undefined) {
+      this.#makeReady(job); // it may have waited for this write (backpressure); #makeReady checks
       this.#pump();
     }
   }

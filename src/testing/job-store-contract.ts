@@ -76,14 +76,19 @@ async function rejects(run: () => unknown): Promise<boolean> {
  * jobStoreContract('sqliteJobStore', () => ({ store: sqliteJobStore(':memory:') }));
  */
 export function jobStoreContract(name: string, make: () => JobStoreFixture | Promise<JobStoreFixture>): void {
-  const withStore = (test: (store: JobStore) => Promise<void>) => async () => {
+  const withStore = (test: (store: JobStore, fixture: JobStoreFixture) => Promise<void>) => async () => {
     const fixture = await make();
     try {
-      await test(fixture.store);
+      await test(fixture.store, fixture);
     } finally {
       await fixture.close?.();
     }
   };
+  /** The durable tests: a no-op for a store that is not durable (the base contract only). */
+  const withDurable = (test: (store: DurableJobStore, fixture: JobStoreFixture) => Promise<void>) =>
+    withStore(async (store, fixture) => {
+      if (isDurableStore(store)) await test(store, fixture);
+    });
 
   describe(`JobStore contract: ${name}`, () => {
     it(
@@ -247,17 +252,6 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
     );
 
     describe('durable stores', () => {
-      const withDurable =
-        (test: (store: DurableJobStore, fixture: JobStoreFixture) => Promise<void>) => async () => {
-          const fixture = await make();
-          try {
-            if (!isDurableStore(fixture.store)) return; // the base contract only
-            await test(fixture.store, fixture);
-          } finally {
-            await fixture.close?.();
-          }
-        };
-
       it(
         'keeps inputs by position across batches, with unicode, and reads any range',
         withDurable(async (store) => {
