@@ -1090,48 +1090,57 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** Fills duplicates of addresses whose result was final already when they were added. */
   async #copy(job: LiveJob, pairs: readonly number[]): Promise<void> {
-    const known = new Map<number, VerificationResult>();
-    let buffered: Map<number, VerificationResult> | undefined;
+    // Results still in memory: refused by the store, or final while this flush ran (still buffered).
+    const local = new Map<number, VerificationResult>(job.unsaved ?? []);
+    for (let k = 0; k < job.commitPositions.length; k++)
+      local.set(job.commitPositions[k]!, job.commitResults[k]!);
+    for (let k = 0; k < job.bufferPositions.length; k++)
+      local.set(job.bufferPositions[k]!, job.bufferResults[k]!);
+    const missing: number[] = [];
+    for (let i = 0; i < pairs.length; i += 2) if (!local.has(pairs[i]!)) missing.push(pairs[i]!);
+    let stored: Map<number, VerificationResult | undefined>;
+    try {
+      stored = await this.#storedAt(job, missing);
+    } catch (error) {
+      job.storeBroken = true;
+      this.#fail(job, { code: 'store_error', message: storeMessage('read results', error) });
+      return;
+    }
     const positions: number[] = [];
     const results: VerificationResult[] = [];
     for (let i = 0; i < pairs.length; i += 2) {
       const from = pairs[i]!;
-      let result = known.get(from) ?? job.unsaved?.get(from);
+      const result = local.get(from) ?? stored.get(from);
       if (result === undefined) {
-        // A result that became final while this flush ran is still in the buffer.
-        buffered ??= new Map([
-          ...job.commitPositions.map((position, k): [number, VerificationResult] => [
-            position,
-            job.commitResults[k]!,
-          ]),
-          ...job.bufferPositions.map((position, k): [number, VerificationResult] => [
-            position,
-            job.bufferResults[k]!,
-          ]),
-        ]);
-        result = buffered.get(from);
-      }
-      if (result === undefined) {
-        try {
-          result = (await this.#options.store.getResults(job.id, from, 1))[0];
-        } catch (error) {
-          job.storeBroken = true;
-          this.#fail(job, { code: 'store_error', message: storeMessage('read results', error) });
-          return;
-        }
-        if (result === undefined) {
-          this.#fail(job, {
-            code: 'store_error',
-            message: `the job store lost the result at position ${from}`,
-          });
-          return;
-        }
-        known.set(from, result);
+        this.#fail(job, {
+          code: 'store_error',
+          message: `the job store lost the result at position ${from}`,
+        });
+        return;
       }
       positions.push(pairs[i + 1]!);
       results.push(result);
     }
     await this.#write(job, positions, results);
+  }
+
+  /** The stored results at `positions`: one read on a durable store, one per distinct position otherwise. */
+  async #storedAt(
+    job: LiveJob,
+    positions: readonly number[],
+  ): Promise<Map<number, VerificationResult | undefined>> {
+    const distinct = [...new Set(positions)];
+    const found = new Map<number, VerificationResult | undefined>();
+    if (distinct.length === 0) return found;
+    if (this.#durable !== undefined) {
+      const results = await this.#durable.getResultsAt(job.id, distinct);
+      for (let i = 0; i < distinct.length; i++) found.set(distinct[i]!, results[i]);
+      return found;
+    }
+    for (const position of distinct) {
+      found.set(position, (await this.#options.store.getResults(job.id, position, 1))[0]);
+    }
+    return found;
   }
 
   /** Positions `offset` to `offset + count - 1` (in order), from the store and the results it refused. */

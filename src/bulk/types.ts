@@ -337,6 +337,12 @@ export interface DurableJobStore extends JobStore {
   getInputs(id: string, offset: number, limit: number): Promise<string[]>;
   /** The positions of a job that have a final result, in any order. */
   finalPositions(id: string): Promise<number[]>;
+  /**
+   * The results at `positions` (any order, repeats allowed), in the same order; `undefined` where a position has
+   * none. One round trip for what `getResults` would read one range at a time: the manager fills the duplicates
+   * of addresses verified in an earlier window with it.
+   */
+  getResultsAt(id: string, positions: readonly number[]): Promise<(VerificationResult | undefined)[]>;
   /** The positions of a job waiting for a greylisting retry. */
   getRetries(id: string): Promise<StoredRetry[]>;
   /**

@@ -308,6 +308,80 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
       );
 
       it(
+        'keeps the first result of a position written again in a commit, and writes the rest of that commit',
+        withDurable(async (store) => {
+          await store.putInputs(record('w', { total: 3 }), 0, ['a@x.test', 'b@x.test', 'c@x.test']);
+          const first = result('a@x.test');
+          await store.putResults('w', [0], [first], {
+            record: record('w', { total: 3, completed: 1, counts: { ...record('w').counts, valid: 1 } }),
+            retries: [],
+          });
+          const again = result('a@x.test', { status: 'invalid', sub_status: 'mailbox_not_found' });
+          await store.putResults('w', [2, 0, 1], [result('c@x.test'), again, result('b@x.test')], {
+            record: record('w', { total: 3, completed: 3, counts: { ...record('w').counts, valid: 3 } }),
+            retries: [],
+          });
+          expect(await store.getResults('w', 0, 3)).toEqual([first, result('b@x.test'), result('c@x.test')]);
+          expect(await store.getJob('w')).toMatchObject({ completed: 3 });
+        }),
+      );
+
+      it(
+        'reads results at scattered positions in one call, repeats and gaps included',
+        withDurable(async (store) => {
+          const emails = Array.from({ length: 10 }, (_, i) => `u${i}@x.test`);
+          await store.putInputs(record('g', { total: 10 }), 0, emails);
+          await store.putResults(
+            'g',
+            [7, 1, 4],
+            [result(emails[7]!), result(emails[1]!), result(emails[4]!)],
+            {
+              record: record('g', { total: 10, completed: 3 }),
+              retries: [],
+            },
+          );
+          expect(await store.getResultsAt('g', [4, 2, 7, 4, 1])).toEqual([
+            result(emails[4]!),
+            undefined,
+            result(emails[7]!),
+            result(emails[4]!),
+            result(emails[1]!),
+          ]);
+          expect(await store.getResultsAt('g', [])).toEqual([]);
+          await expect(store.getResultsAt('missing', [0])).rejects.toThrow(RangeError);
+        }),
+      );
+
+      it(
+        'drops the retry of a position that ends in the same commit, and keeps the others',
+        withDurable(async (store) => {
+          await store.putInputs(record('r', { total: 3, armed: true }), 0, [
+            'a@x.test',
+            'b@x.test',
+            'c@x.test',
+          ]);
+          const grey = (email: string) => result(email, { status: 'unknown', sub_status: 'greylisted' });
+          await store.putResults('r', [], [], {
+            record: record('r', { total: 3, armed: true }),
+            retries: [
+              { position: 0, attempt: 1, dueAt: 10, result: grey('a@x.test') },
+              { position: 1, attempt: 1, dueAt: 20, result: grey('b@x.test') },
+            ],
+          });
+          await store.putResults('r', [0, 2], [result('a@x.test'), result('c@x.test')], {
+            record: record('r', { total: 3, completed: 2, armed: true }),
+            retries: [
+              { position: 1, attempt: 2, dueAt: 40, result: grey('b@x.test') },
+              { position: 2, attempt: 1, dueAt: 30, result: grey('c@x.test') },
+            ],
+          });
+          expect(await store.getRetries('r')).toEqual([
+            { position: 1, attempt: 2, dueAt: 40, result: grey('b@x.test') },
+          ]);
+        }),
+      );
+
+      it(
         'rolls a failed commit back whole: neither the record nor any result of it is kept',
         withDurable(async (store, fixture) => {
           await store.putInputs(record('t', { total: 2 }), 0, ['a@x.test', 'b@x.test']);
