@@ -23,10 +23,14 @@ const KEY = 'console-test-key';
 const zone: Zone = {
   'good.test': { mx: [{ priority: 10, exchange: 'mx.good.test' }] },
   'mx.good.test': { a: ['127.0.0.2'] },
+  // A catch-all (accept-all) domain: its mail host accepts every recipient, the random probe included.
+  'catchall.test': { mx: [{ priority: 10, exchange: 'mx.catchall.test' }] },
+  'mx.catchall.test': { a: ['127.0.0.3'] },
 };
 
 let dns: DnsTestServer;
 let smtp: SmtpServerHarness;
+let catchAllSmtp: SmtpServerHarness;
 let server: RunningServer;
 let browser: Browser;
 
@@ -34,6 +38,8 @@ beforeAll(async () => {
   if (!available) return;
   dns = await startDnsServer(zone);
   smtp = await startSmtpServer({ host: '127.0.0.2', mailboxes: { alice: 'ok', bob: 'ok' } });
+  // The verifier has one SMTP port: the second mail host listens on the same port number on its own address.
+  catchAllSmtp = await startSmtpServer({ host: '127.0.0.3', port: smtp.port, catchAll: true });
   server = await createServer({
     port: 0,
     host: '127.0.0.1',
@@ -53,7 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  await Promise.all([dns?.close(), smtp?.close()]);
+  await Promise.all([dns?.close(), smtp?.close(), catchAllSmtp?.close()]);
 });
 
 async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
@@ -83,7 +89,7 @@ async function verify(page: Page, email: string) {
 }
 
 describe.skipIf(!available)('the console in Chromium', () => {
-  it('signs in, verifies addresses into cards, and renders hostile input as text', async () => {
+  it('signs in, verifies deliverable, undeliverable, catch-all and typo addresses into cards, and renders hostile input as text', async () => {
     const { page, dialogs } = await signedIn();
     const good = await verify(page, 'alice@good.test');
     expect(await good.getByTestId('status').textContent()).toContain('Valid');
@@ -93,6 +99,11 @@ describe.skipIf(!available)('the console in Chromium', () => {
       'The mail server says this mailbox does not exist.',
     );
     expect(await bad.getByTestId('reason').textContent()).toContain('550');
+    const catchAll = await verify(page, 'whoever@catchall.test');
+    expect(await catchAll.getByTestId('status').textContent()).toContain('Catch-all');
+    expect(await catchAll.getByTestId('flags').textContent()).toContain('accept-all');
+    expect(await catchAll.getByTestId('sub-status').textContent()).toContain('could not be confirmed');
+    expect(catchAllSmtp.rcpts().map((rcpt) => rcpt.toLowerCase())).toContain('whoever@catchall.test');
     // A typo: the suggestion is a button that verifies the corrected address (gmail.com is NXDOMAIN on the
     // loopback DNS server: no packet leaves the machine).
     const typo = await verify(page, 'alice@gmial.com');
