@@ -5,6 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { AxeResults } from 'axe-core';
 import { parse } from 'csv-parse/sync';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +73,8 @@ async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
     void dialog.accept();
   });
   await page.goto(server.url);
+  await page.getByLabel('API key').waitFor();
+  expect(await seriousViolations(page)).toEqual([]);
   await page.getByLabel('API key').fill('wrong-key');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect.poll(() => page.getByRole('alert').textContent()).toContain('API key');
@@ -78,6 +82,30 @@ async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Verify one address' }).waitFor();
   return { page, dialogs };
+}
+
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core in the page and returns its serious and critical violations, one line each (rule, impact,
+ * the first elements it names). The console's CSP (`script-src 'self'`) would block an injected script tag, so
+ * the source runs through `page.evaluate`, which goes over the DevTools protocol that CSP does not govern: the
+ * page keeps its real CSP (no `bypassCSP`), so the check also sees it.
+ */
+async function seriousViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document): Promise<AxeResults> } }).axe;
+    const results = await axe.run(document);
+    return results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact ?? null,
+      targets: violation.nodes.slice(0, 3).map((node) => node.target.join(' ')),
+    }));
+  });
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.targets.join(', ')}`);
 }
 
 async function verify(page: Page, email: string) {
@@ -103,6 +131,10 @@ describe.skipIf(!available)('the console in Chromium', () => {
     expect(await catchAll.getByTestId('status').textContent()).toContain('Catch-all');
     expect(await catchAll.getByTestId('flags').textContent()).toContain('accept-all');
     expect(await catchAll.getByTestId('sub-status').textContent()).toContain('could not be confirmed');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 }); // a phone's width: the same page, laid out narrow
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
     expect(catchAllSmtp.rcpts().map((rcpt) => rcpt.toLowerCase())).toContain('whoever@catchall.test');
     // A typo: the suggestion is a button that verifies the corrected address (gmail.com is NXDOMAIN on the
     // loopback DNS server: no packet leaves the machine).
@@ -174,6 +206,8 @@ describe.skipIf(!available)('the console in Chromium', () => {
 
     await page.getByRole('button', { name: 'Refresh' }).click();
     await expect.poll(() => page.getByTestId('job-row').count()).toBeGreaterThan(0);
+    // The finished job with its counts and downloads, and the jobs table under it.
+    expect(await seriousViolations(page)).toEqual([]);
     const before = await page.getByTestId('job-row').count();
     await page.getByTestId('job-row').first().getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.getByTestId('job-row').count()).toBe(before - 1);
