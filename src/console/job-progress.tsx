@@ -56,6 +56,12 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       clearTimeout(timer);
     };
   });
+  const download = (format: 'csv' | 'ndjson') => {
+    error.value = null;
+    downloadResults(apiKey, id, format).catch((failure: Error) => {
+      error.value = failure.message;
+    });
+  };
   const current = job.value;
   if (current === null) return <p>{error.value ?? 'Loading…'}</p>;
   const started = current.started_at === null ? null : Date.parse(current.started_at);
@@ -95,10 +101,10 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       </ul>
       {current.status === 'complete' ? (
         <p class="downloads">
-          <button type="button" onClick={() => void downloadResults(apiKey, current.id, 'csv')}>
+          <button type="button" onClick={() => download('csv')}>
             Download CSV
           </button>{' '}
-          <button type="button" onClick={() => void downloadResults(apiKey, current.id, 'ndjson')}>
+          <button type="button" onClick={() => download('ndjson')}>
             Download NDJSON
           </button>
         </p>

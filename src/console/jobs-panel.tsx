@@ -5,7 +5,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { call, json } from './api.js';
-import { downloadResults } from './download.js';
+import { downloadResults, forgetUpload } from './download.js';
 import { JobProgress } from './job-progress.js';
 import type { Job } from './types.js';
 
@@ -31,6 +31,7 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
     if (!window.confirm(`Delete the job ${job.name === '' ? job.id : job.name} and its results?`)) return;
     try {
       await call(apiKey, `v1/bulk/${encodeURIComponent(job.id)}`, { method: 'DELETE' });
+      forgetUpload(job.id);
       if (open.value === job.id) open.value = null;
       reload.value++;
     } catch (failure) {
@@ -72,7 +73,12 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
                   <button
                     type="button"
                     disabled={job.status !== 'complete'}
-                    onClick={() => void downloadResults(apiKey, job.id, 'csv')}
+                    onClick={() => {
+                      error.value = null;
+                      downloadResults(apiKey, job.id, 'csv').catch((failure: Error) => {
+                        error.value = failure.message;
+                      });
+                    }}
                   >
                     CSV
                   </button>
