@@ -7,6 +7,7 @@ import { useSignal, useSignalEffect } from '@preact/signals';
 import { json } from './api.js';
 import { downloadResults } from './download.js';
 import { followJob } from './job-stream.js';
+import { ResultsTable } from './results-table.js';
 import type { Job } from './types.js';
 import { STATUS_LABEL, STATUSES } from './words.js';
 
@@ -108,6 +109,9 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
             Download NDJSON
           </button>
         </p>
+      ) : null}
+      {current.status === 'complete' ? (
+        <ResultsTable apiKey={apiKey} id={current.id} total={current.total} />
       ) : null}
       {error.value === null ? null : (
         <p role="alert" class="error">

@@ -214,6 +214,18 @@ describe.skipIf(!available)('the console in Chromium', () => {
     expect(downloaded.slice(1).map((row) => row.slice(4))).toEqual(api.slice(1));
     expect(api.slice(1).map((row) => row[0])).toEqual(originals.map((row) => row[2]));
 
+    // The results, 50 rows a page: the page holds one page, read with offset and limit.
+    const results = page.getByRole('table', { name: 'Results' }).first();
+    await expect.poll(() => results.getByTestId('result-row').count()).toBe(50);
+    const pager = page.getByRole('navigation', { name: 'Results pages' }).first();
+    expect(await pager.getByTestId('page-rows').textContent()).toBe('Rows 1–50 of 2,000');
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => pager.getByTestId('page-rows').textContent()).toBe('Rows 51–100 of 2,000');
+    await expect
+      .poll(() => results.getByTestId('result-row').first().locator('td').nth(1).textContent())
+      .toBe(api[51]?.[0]);
+    expect(await results.getByTestId('result-row').count()).toBe(50);
+
     await page.getByRole('button', { name: 'Refresh' }).click();
     await expect.poll(() => page.getByTestId('job-row').count()).toBeGreaterThan(0);
     // The finished job with its counts and downloads, and the jobs table under it.
@@ -224,4 +236,37 @@ describe.skipIf(!available)('the console in Chromium', () => {
     expect(dialogs.some((dialog) => dialog.startsWith('confirm: Delete the job signups.csv'))).toBe(true);
     await page.context().close();
   }, 120_000);
+
+  it('pages the jobs table, newest first', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const response = await fetch(`${server.url}/v1/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `filler ${i}`, auto_start: false }),
+      });
+      made.push(((await response.json()) as { id: string }).id);
+    }
+    try {
+      const { page } = await signedIn();
+      const pager = page.getByRole('navigation', { name: 'Jobs pages' });
+      await expect.poll(() => pager.getByTestId('page-rows').textContent()).toBe('Rows 1–20 of 25');
+      const names = () => page.getByTestId('job-row').locator('td:first-child').allTextContents();
+      expect(await names()).toEqual(Array.from({ length: 20 }, (_, i) => `filler ${24 - i}`));
+      expect(await seriousViolations(page)).toEqual([]);
+      await pager.getByRole('button', { name: 'Next' }).click();
+      await expect.poll(() => pager.getByTestId('page-rows').textContent()).toBe('Rows 21–25 of 25');
+      expect(await names()).toEqual(['filler 4', 'filler 3', 'filler 2', 'filler 1', 'filler 0']);
+      expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+      await pager.getByRole('button', { name: 'Previous' }).click();
+      await expect.poll(names).toHaveLength(20);
+      await page.context().close();
+    } finally {
+      for (const id of made)
+        await fetch(`${server.url}/v1/bulk/${id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${KEY}` },
+        });
+    }
+  }, 60_000);
 });
