@@ -4,11 +4,15 @@
  * @module
  */
 
-/** An error the API answered with (its `error.message`), or a network failure. */
+/** An error the API answered with (its `error.message` and `error.code`), or a network failure (status 0). */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
+    /** The API's `error.code` (`rate_limited`, `limit_exceeded`, ...), or `null`. */
+    readonly code: string | null = null,
+    /** The `Retry-After` of a 429 or 503, in seconds, or `null`. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(message);
   }
@@ -24,13 +28,16 @@ export async function call(key: string, path: string, init: RequestInit = {}): P
   }
   if (response.ok) return response;
   let message = `${response.status} ${response.statusText}`;
+  let code: string | null = null;
   try {
-    const body = (await response.json()) as { error?: { message?: string } };
+    const body = (await response.json()) as { error?: { message?: string; code?: string } };
     if (typeof body.error?.message === 'string') message = body.error.message;
+    if (typeof body.error?.code === 'string') code = body.error.code;
   } catch {
     // not a JSON error body: the status line says enough
   }
-  throw new ApiError(message, response.status);
+  const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+  throw new ApiError(message, response.status, code, Number.isFinite(retryAfter) ? retryAfter : null);
 }
 
 /** Calls `path` and parses the JSON answer. */

@@ -1,45 +1,14 @@
 /**
- * Bulk: drop or pick a CSV or TXT file, pick the address column of a CSV (guessed from its header), upload it as
- * one list (`POST v1/bulk` with a `text/csv` or `text/plain` body, with upload progress), then follow the job.
+ * Bulk: drop or pick a CSV or TXT file, pick the address column of a CSV (guessed from its header), upload it in
+ * batches (read one slice at a time, with upload progress; see upload.ts), then follow the job.
  * @module
  */
 import { useSignal } from '@preact/signals';
-import { guessEmailColumn, headerCells } from './csv-header.js';
+import { rememberUpload } from './download.js';
 import { JobProgress } from './job-progress.js';
+import { firstLine, type ListShape, listShape } from './list-file.js';
 import type { Job } from './types.js';
-
-/** Uploads `file` as a list; reports the upload's progress (0-1). */
-function upload(
-  key: string,
-  file: File,
-  column: string | null,
-  onProgress: (share: number) => void,
-): Promise<Job> {
-  const csv = column !== null;
-  const query = new URLSearchParams({ name: file.name });
-  if (csv) query.set('column', column);
-  return new Promise((resolve, reject) => {
-    const request = new XMLHttpRequest();
-    request.open('POST', `v1/bulk?${query.toString()}`);
-    request.setRequestHeader('authorization', `Bearer ${key}`);
-    request.setRequestHeader('content-type', csv ? 'text/csv; charset=utf-8' : 'text/plain; charset=utf-8');
-    request.upload.onprogress = (event) => {
-      if (event.lengthComputable) onProgress(event.loaded / event.total);
-    };
-    request.onload = () => {
-      let body: { error?: { message?: string } } & Partial<Job> = {};
-      try {
-        body = JSON.parse(request.responseText) as typeof body;
-      } catch {
-        // not JSON: the status says enough
-      }
-      if (request.status === 201) resolve(body as Job);
-      else reject(new Error(body.error?.message ?? `${request.status} ${request.statusText}`));
-    };
-    request.onerror = () => reject(new Error('the server cannot be reached'));
-    request.send(file);
-  });
-}
+import { uploadList } from './upload.js';
 
 /** The bulk panel. */
 export function BulkPanel({
@@ -50,8 +19,8 @@ export function BulkPanel({
   readonly onCreated: () => void;
 }) {
   const file = useSignal<File | null>(null);
-  const headers = useSignal<string[]>([]);
-  const column = useSignal(-1);
+  const shape = useSignal<ListShape | null>(null);
+  const column = useSignal(0);
   const sent = useSignal<number | null>(null);
   const job = useSignal<Job | null>(null);
   const error = useSignal<string | null>(null);
@@ -60,23 +29,25 @@ export function BulkPanel({
     error.value = null;
     job.value = null;
     file.value = chosen ?? null;
-    headers.value = [];
-    if (chosen === undefined || /\.txt$/i.test(chosen.name)) return;
-    const cells = headerCells(await chosen.slice(0, 65_536).text());
-    if (cells.length > 1 || guessEmailColumn(cells) === 0) {
-      headers.value = cells;
-      column.value = Math.max(0, guessEmailColumn(cells));
-    }
+    shape.value = null;
+    if (chosen === undefined) return;
+    // The shape comes from the first line: only the file's first 64 KiB are read here.
+    const first = firstLine(await chosen.slice(0, 65_536).text());
+    const read = listShape(first, { text: /\.txt$/i.test(chosen.name) });
+    shape.value = read;
+    column.value = Math.max(0, read.emailIndex);
   };
   const start = async () => {
-    if (file.value === null) return;
+    if (file.value === null || shape.value === null) return;
     error.value = null;
     sent.value = 0;
     try {
-      const name = headers.value.length > 0 ? (headers.value[column.value] ?? null) : null;
-      job.value = await upload(apiKey, file.value, name, (share) => {
+      const read = { ...shape.value, emailIndex: column.value };
+      const created = await uploadList(apiKey, file.value, read, (share) => {
         sent.value = share;
       });
+      rememberUpload(created.id, file.value, read);
+      job.value = created;
       onCreated();
     } catch (failure) {
       error.value = (failure as Error).message;
@@ -110,7 +81,7 @@ export function BulkPanel({
           {file.value.name} ({file.value.size.toLocaleString()} bytes)
         </p>
       )}
-      {headers.value.length === 0 ? null : (
+      {shape.value?.format !== 'csv' ? null : (
         <p>
           <label for="bulk-column">Email column</label>{' '}
           <select
@@ -120,7 +91,7 @@ export function BulkPanel({
               column.value = Number((event.target as HTMLSelectElement).value);
             }}
           >
-            {headers.value.map((header, index) => (
+            {shape.value.columns.map((header, index) => (
               <option key={`${index}-${header}`} value={String(index)}>
                 {header === '' ? `column ${index + 1}` : header}
               </option>
@@ -130,14 +101,15 @@ export function BulkPanel({
       )}
       <button
         type="button"
-        disabled={file.value === null || sent.value !== null}
+        disabled={shape.value === null || sent.value !== null}
         onClick={() => void start()}
       >
         Start verification
       </button>
       {sent.value === null ? null : (
         <p>
-          Uploading <progress max={1} value={sent.value} aria-label="Upload" />
+          Uploading <progress max={1} value={sent.value} aria-label="Upload" />{' '}
+          <span data-testid="upload-percent">{Math.floor(sent.value * 100)}</span> %
         </p>
       )}
       {error.value === null ? null : (

@@ -7,6 +7,7 @@ import { useSignal, useSignalEffect } from '@preact/signals';
 import { json } from './api.js';
 import { downloadResults } from './download.js';
 import { followJob } from './job-stream.js';
+import { ResultsTable } from './results-table.js';
 import type { Job } from './types.js';
 import { STATUS_LABEL, STATUSES } from './words.js';
 
@@ -56,6 +57,12 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       clearTimeout(timer);
     };
   });
+  const download = (format: 'csv' | 'ndjson') => {
+    error.value = null;
+    downloadResults(apiKey, id, format).catch((failure: Error) => {
+      error.value = failure.message;
+    });
+  };
   const current = job.value;
   if (current === null) return <p>{error.value ?? 'Loading…'}</p>;
   const started = current.started_at === null ? null : Date.parse(current.started_at);
@@ -95,13 +102,16 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       </ul>
       {current.status === 'complete' ? (
         <p class="downloads">
-          <button type="button" onClick={() => void downloadResults(apiKey, current.id, 'csv')}>
+          <button type="button" onClick={() => download('csv')}>
             Download CSV
           </button>{' '}
-          <button type="button" onClick={() => void downloadResults(apiKey, current.id, 'ndjson')}>
+          <button type="button" onClick={() => download('ndjson')}>
             Download NDJSON
           </button>
         </p>
+      ) : null}
+      {current.status === 'complete' ? (
+        <ResultsTable apiKey={apiKey} id={current.id} total={current.total} />
       ) : null}
       {error.value === null ? null : (
         <p role="alert" class="error">

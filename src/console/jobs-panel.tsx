@@ -5,32 +5,57 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { call, json } from './api.js';
-import { downloadResults } from './download.js';
+import { downloadResults, forgetUpload } from './download.js';
 import { JobProgress } from './job-progress.js';
+import { Pager } from './pager.js';
+import { JOBS_PAGE_SIZE, pageWindow } from './paging.js';
 import type { Job } from './types.js';
 
-/** The jobs table; `version` changes when a job was created elsewhere, to reload. */
+/**
+ * The jobs table, newest first, one page of {@link JOBS_PAGE_SIZE} at a time; `version` changes when a job was
+ * created elsewhere, to reload.
+ */
 export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readonly version: number }) {
   const jobs = useSignal<Job[]>([]);
+  const total = useSignal(0);
+  const index = useSignal(0);
+  /** The page the rows shown belong to (the page asked for may still be loading). */
+  const shown = useSignal(0);
   const open = useSignal<string | null>(null);
   const error = useSignal<string | null>(null);
   const reload = useSignal(0);
   // Reloads when a job was created in the bulk panel (`version`) or after Refresh and Delete (`reload`).
   const reloads = reload.value;
+  const wanted = index.value;
   useEffect(() => {
     void reloads;
-    json<{ jobs: Job[] }>(apiKey, 'v1/bulk?limit=1000')
-      .then((page) => {
-        jobs.value = [...page.jobs].reverse();
-      })
-      .catch((failure: Error) => {
-        error.value = failure.message;
-      });
-  }, [apiKey, version, reloads]);
+    let current = true;
+    // The API lists jobs oldest first: the count tells where the newest page starts.
+    const load = async () => {
+      const { total: count } = await json<{ total: number }>(apiKey, 'v1/bulk?limit=1');
+      const view = pageWindow(count, wanted, JOBS_PAGE_SIZE, true);
+      const page = await json<{ jobs: Job[]; total: number }>(
+        apiKey,
+        `v1/bulk?offset=${view.offset}&limit=${view.limit}`,
+      );
+      if (!current) return;
+      total.value = page.total;
+      shown.value = view.index;
+      jobs.value = count === 0 ? [] : [...page.jobs].reverse();
+    };
+    load().catch((failure: Error) => {
+      if (current) error.value = failure.message;
+    });
+    return () => {
+      current = false;
+    };
+  }, [apiKey, version, reloads, wanted]);
+  const view = pageWindow(total.value, shown.value, JOBS_PAGE_SIZE, true);
   const remove = async (job: Job) => {
     if (!window.confirm(`Delete the job ${job.name === '' ? job.id : job.name} and its results?`)) return;
     try {
       await call(apiKey, `v1/bulk/${encodeURIComponent(job.id)}`, { method: 'DELETE' });
+      forgetUpload(job.id);
       if (open.value === job.id) open.value = null;
       reload.value++;
     } catch (failure) {
@@ -46,7 +71,7 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
       {jobs.value.length === 0 ? (
         <p>No jobs yet.</p>
       ) : (
-        <table>
+        <table aria-label="Jobs">
           <thead>
             <tr>
               <th scope="col">Name</th>
@@ -59,12 +84,12 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
           <tbody>
             {jobs.value.map((job) => (
               <tr key={job.id} data-testid="job-row">
-                <td>{job.name === '' ? job.id : job.name}</td>
-                <td>{job.status}</td>
-                <td>
+                <td data-label="Name">{job.name === '' ? job.id : job.name}</td>
+                <td data-label="State">{job.status}</td>
+                <td data-label="Progress">
                   {job.completed.toLocaleString()} / {job.total.toLocaleString()}
                 </td>
-                <td>{new Date(job.created_at).toLocaleString()}</td>
+                <td data-label="Created">{new Date(job.created_at).toLocaleString()}</td>
                 <td class="actions">
                   <button type="button" onClick={() => (open.value = job.id)}>
                     Open
@@ -72,7 +97,12 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
                   <button
                     type="button"
                     disabled={job.status !== 'complete'}
-                    onClick={() => void downloadResults(apiKey, job.id, 'csv')}
+                    onClick={() => {
+                      error.value = null;
+                      downloadResults(apiKey, job.id, 'csv').catch((failure: Error) => {
+                        error.value = failure.message;
+                      });
+                    }}
                   >
                     CSV
                   </button>
@@ -85,6 +115,7 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
           </tbody>
         </table>
       )}
+      <Pager label="Jobs" view={view} total={total.value} onPage={(next) => (index.value = next)} />
       {error.value === null ? null : (
         <p role="alert" class="error">
           {error.value}

@@ -23,7 +23,7 @@ export function ResultCard({ result, onVerify }: ResultCardProps) {
       <p class={`badge badge-${result.status}`} data-testid="status">
         <span aria-hidden="true">{label.icon}</span> {label.word}
       </p>
-      <p data-testid="sub-status">{subStatusWords(result.sub_status)}</p>
+      <p data-testid="sub-status">{subStatusWords(result.sub_status, result.status)}</p>
       {result.reason === undefined ? null : (
         <p class="reason" data-testid="reason">
           {result.reason}

@@ -47,8 +47,13 @@ const SUB_STATUS: Readonly<Record<string, string>> = {
   blocklisted: 'On the blocklist.',
 };
 
-/** The sub-status in plain words (the code itself for one the console does not know). */
-export function subStatusWords(subStatus: string | null): string {
+/**
+ * The sub-status in plain words (the code itself for one the console does not know). Without a sub-status the
+ * words depend on the status: a catch-all server accepts every address, so its "yes" confirms nothing.
+ */
+export function subStatusWords(subStatus: string | null, status?: Result['status']): string {
+  if (subStatus === null && status === 'catch_all')
+    return 'The domain accepts mail for any address, so this mailbox could not be confirmed.';
   if (subStatus === null) return 'The mail server accepted this address.';
   return SUB_STATUS[subStatus] ?? subStatus;
 }

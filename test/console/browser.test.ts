@@ -5,6 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import type { AxeResults } from 'axe-core';
 import { parse } from 'csv-parse/sync';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,10 +25,14 @@ const KEY = 'console-test-key';
 const zone: Zone = {
   'good.test': { mx: [{ priority: 10, exchange: 'mx.good.test' }] },
   'mx.good.test': { a: ['127.0.0.2'] },
+  // A catch-all (accept-all) domain: its mail host accepts every recipient, the random probe included.
+  'catchall.test': { mx: [{ priority: 10, exchange: 'mx.catchall.test' }] },
+  'mx.catchall.test': { a: ['127.0.0.3'] },
 };
 
 let dns: DnsTestServer;
 let smtp: SmtpServerHarness;
+let catchAllSmtp: SmtpServerHarness;
 let server: RunningServer;
 let browser: Browser;
 
@@ -34,6 +40,8 @@ beforeAll(async () => {
   if (!available) return;
   dns = await startDnsServer(zone);
   smtp = await startSmtpServer({ host: '127.0.0.2', mailboxes: { alice: 'ok', bob: 'ok' } });
+  // The verifier has one SMTP port: the second mail host listens on the same port number on its own address.
+  catchAllSmtp = await startSmtpServer({ host: '127.0.0.3', port: smtp.port, catchAll: true });
   server = await createServer({
     port: 0,
     host: '127.0.0.1',
@@ -53,7 +61,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  await Promise.all([dns?.close(), smtp?.close()]);
+  await Promise.all([dns?.close(), smtp?.close(), catchAllSmtp?.close()]);
 });
 
 async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
@@ -65,6 +73,8 @@ async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
     void dialog.accept();
   });
   await page.goto(server.url);
+  await page.getByLabel('API key').waitFor();
+  expect(await seriousViolations(page)).toEqual([]);
   await page.getByLabel('API key').fill('wrong-key');
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect.poll(() => page.getByRole('alert').textContent()).toContain('API key');
@@ -72,6 +82,30 @@ async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Verify one address' }).waitFor();
   return { page, dialogs };
+}
+
+const AXE_SOURCE = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core in the page and returns its serious and critical violations, one line each (rule, impact,
+ * the first elements it names). The console's CSP (`script-src 'self'`) would block an injected script tag, so
+ * the source runs through `page.evaluate`, which goes over the DevTools protocol that CSP does not govern: the
+ * page keeps its real CSP (no `bypassCSP`), so the check also sees it.
+ */
+async function seriousViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document): Promise<AxeResults> } }).axe;
+    const results = await axe.run(document);
+    return results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact ?? null,
+      targets: violation.nodes.slice(0, 3).map((node) => node.target.join(' ')),
+    }));
+  });
+  return violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.targets.join(', ')}`);
 }
 
 async function verify(page: Page, email: string) {
@@ -83,7 +117,7 @@ async function verify(page: Page, email: string) {
 }
 
 describe.skipIf(!available)('the console in Chromium', () => {
-  it('signs in, verifies addresses into cards, and renders hostile input as text', async () => {
+  it('signs in, verifies deliverable, undeliverable, catch-all and typo addresses into cards, and renders hostile input as text', async () => {
     const { page, dialogs } = await signedIn();
     const good = await verify(page, 'alice@good.test');
     expect(await good.getByTestId('status').textContent()).toContain('Valid');
@@ -93,6 +127,15 @@ describe.skipIf(!available)('the console in Chromium', () => {
       'The mail server says this mailbox does not exist.',
     );
     expect(await bad.getByTestId('reason').textContent()).toContain('550');
+    const catchAll = await verify(page, 'whoever@catchall.test');
+    expect(await catchAll.getByTestId('status').textContent()).toContain('Catch-all');
+    expect(await catchAll.getByTestId('flags').textContent()).toContain('accept-all');
+    expect(await catchAll.getByTestId('sub-status').textContent()).toContain('could not be confirmed');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 }); // a phone's width: the same page, laid out narrow
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(catchAllSmtp.rcpts().map((rcpt) => rcpt.toLowerCase())).toContain('whoever@catchall.test');
     // A typo: the suggestion is a button that verifies the corrected address (gmail.com is NXDOMAIN on the
     // loopback DNS server: no packet leaves the machine).
     const typo = await verify(page, 'alice@gmial.com');
@@ -113,14 +156,18 @@ describe.skipIf(!available)('the console in Chromium', () => {
   it('uploads a 2,000-row CSV, follows it to 100 %, downloads the results, and deletes the job', async () => {
     const { page, dialogs } = await signedIn();
     const streams: { url: string; authorized: boolean }[] = [];
+    const posts: { url: string; type: string }[] = [];
     page.on('request', (request) => {
       if (request.url().endsWith('/events'))
         streams.push({ url: request.url(), authorized: request.headers().authorization === `Bearer ${KEY}` });
+      if (request.method() === 'POST')
+        posts.push({ url: new URL(request.url()).pathname, type: request.headers()['content-type'] ?? '' });
     });
-    const rows = Array.from({ length: 2000 }, (_, i) => {
+    const originals = Array.from({ length: 2000 }, (_, i) => {
       const local = i % 10 === 0 ? 'alice' : `user${i}`;
-      return `${i},"Person, ${i}",${local}@good.test,<b>${i}</b>`;
+      return [String(i), `Person, ${i}`, `${local}@good.test`, `<b>${i}</b>`];
     });
+    const rows = originals.map(([id, name, email, notes]) => `${id},"${name}",${email},${notes}`);
     const csv = `id,name,E-Mail,notes\n${rows.join('\n')}\n`;
     await page.getByLabel('Drop a CSV or TXT file here, or choose one').setInputFiles({
       name: 'signups.csv',
@@ -133,6 +180,14 @@ describe.skipIf(!available)('the console in Chromium', () => {
       .poll(() => page.getByTestId('job-percent').first().textContent(), { timeout: 60_000 })
       .toBe('100');
     expect(await page.getByTestId('job-status').first().textContent()).toBe('complete');
+    // The file went up in batches of addresses (JSON), not as one list body: the job, its addresses, its start.
+    const id = posts[1]?.url.split('/')[3] ?? '';
+    expect(posts.map((post) => post.url.replace(id, 'ID'))).toEqual([
+      '/v1/bulk',
+      '/v1/bulk/ID/emails',
+      '/v1/bulk/ID/start',
+    ]);
+    expect(posts.slice(0, 2).every((post) => post.type.startsWith('application/json'))).toBe(true);
     // Live progress comes from the job's event stream, read with fetch so the key stays in a header.
     expect(streams.length).toBeGreaterThan(0);
     expect(streams.every((stream) => stream.authorized && !stream.url.includes(KEY))).toBe(true);
@@ -143,30 +198,75 @@ describe.skipIf(!available)('the console in Chromium', () => {
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Download CSV' }).first().click(),
     ]);
-    const downloaded = parse(await readFile((await download.path()) as string, 'utf8'), {
-      columns: true,
-    }) as Record<string, string>[];
-    const jobs = (await (
-      await fetch(`${server.url}/v1/bulk`, { headers: { authorization: `Bearer ${KEY}` } })
-    ).json()) as { jobs: { id: string }[] };
-    const id = jobs.jobs.at(-1)?.id ?? '';
+    const downloaded = parse(await readFile((await download.path()) as string, 'utf8')) as string[][];
     const api = parse(
       await (
         await fetch(`${server.url}/v1/bulk/${id}/results?format=csv`, {
           headers: { authorization: `Bearer ${KEY}` },
         })
       ).text(),
-      { columns: true },
-    ) as Record<string, string>[];
-    expect(downloaded).toHaveLength(2000);
-    expect(downloaded).toEqual(api);
+    ) as string[][];
+    // The file's columns in their order, then the API's result columns; row by row, the file's cells, then
+    // the API's.
+    expect(downloaded[0]).toEqual(['id', 'name', 'E-Mail', 'notes', ...(api[0] ?? [])]);
+    expect(downloaded).toHaveLength(2001);
+    expect(downloaded.slice(1).map((row) => row.slice(0, 4))).toEqual(originals);
+    expect(downloaded.slice(1).map((row) => row.slice(4))).toEqual(api.slice(1));
+    expect(api.slice(1).map((row) => row[0])).toEqual(originals.map((row) => row[2]));
+
+    // The results, 50 rows a page: the page holds one page, read with offset and limit.
+    const results = page.getByRole('table', { name: 'Results' }).first();
+    await expect.poll(() => results.getByTestId('result-row').count()).toBe(50);
+    const pager = page.getByRole('navigation', { name: 'Results pages' }).first();
+    expect(await pager.getByTestId('page-rows').textContent()).toBe('Rows 1–50 of 2,000');
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => pager.getByTestId('page-rows').textContent()).toBe('Rows 51–100 of 2,000');
+    await expect
+      .poll(() => results.getByTestId('result-row').first().locator('td').nth(1).textContent())
+      .toBe(api[51]?.[0]);
+    expect(await results.getByTestId('result-row').count()).toBe(50);
 
     await page.getByRole('button', { name: 'Refresh' }).click();
     await expect.poll(() => page.getByTestId('job-row').count()).toBeGreaterThan(0);
+    // The finished job with its counts and downloads, and the jobs table under it.
+    expect(await seriousViolations(page)).toEqual([]);
     const before = await page.getByTestId('job-row').count();
     await page.getByTestId('job-row').first().getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => page.getByTestId('job-row').count()).toBe(before - 1);
     expect(dialogs.some((dialog) => dialog.startsWith('confirm: Delete the job signups.csv'))).toBe(true);
     await page.context().close();
   }, 120_000);
+
+  it('pages the jobs table, newest first', async () => {
+    const made: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const response = await fetch(`${server.url}/v1/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `filler ${i}`, auto_start: false }),
+      });
+      made.push(((await response.json()) as { id: string }).id);
+    }
+    try {
+      const { page } = await signedIn();
+      const pager = page.getByRole('navigation', { name: 'Jobs pages' });
+      await expect.poll(() => pager.getByTestId('page-rows').textContent()).toBe('Rows 1–20 of 25');
+      const names = () => page.getByTestId('job-row').locator('td:first-child').allTextContents();
+      expect(await names()).toEqual(Array.from({ length: 20 }, (_, i) => `filler ${24 - i}`));
+      expect(await seriousViolations(page)).toEqual([]);
+      await pager.getByRole('button', { name: 'Next' }).click();
+      await expect.poll(() => pager.getByTestId('page-rows').textContent()).toBe('Rows 21–25 of 25');
+      expect(await names()).toEqual(['filler 4', 'filler 3', 'filler 2', 'filler 1', 'filler 0']);
+      expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+      await pager.getByRole('button', { name: 'Previous' }).click();
+      await expect.poll(names).toHaveLength(20);
+      await page.context().close();
+    } finally {
+      for (const id of made)
+        await fetch(`${server.url}/v1/bulk/${id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${KEY}` },
+        });
+    }
+  }, 60_000);
 });
