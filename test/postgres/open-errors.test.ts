@@ -7,6 +7,7 @@ import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
 import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
 import { run } from '../support/mailvet-bin.js';
+import { startRefusingPostgres } from '../support/postgres-refusing.js';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
@@ -84,6 +85,38 @@ describe('opening a durable store: clear errors', () => {
       (error: Error) => error.message,
     );
     expect(refused).not.toContain('secret');
+  });
+
+  it('says a password was refused, without the password, in the library and in mailvet serve', async () => {
+    const server = await startRefusingPostgres();
+    try {
+      const url = `postgres://jane:not-her-password@127.0.0.1:${server.port}/test`;
+      const refused = await postgresStore({ connectionString: url }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({
+        code: 'store_unavailable',
+        message: expect.stringMatching(
+          /^cannot open the job store \(PostgreSQL at postgres:\/\/jane:\*\*\*@127\.0\.0\.1:\d+\/test\): the password was refused: password authentication failed for user "jane"$/,
+        ),
+      });
+      expect(server.passwords).toContain('not-her-password'); // it did reach the server, and was refused
+      const cli = await mailvet(['serve', '--port', '0', '--no-dns', '--store', url]);
+      expect(cli.code).toBe(3);
+      expect(cli.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(/^mailvet: cannot open the job store .*: the password was refused: /),
+      ]);
+      expect(cli.stderr).not.toContain('not-her-password');
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it.skipIf(POSTGRES_URL === undefined)('names a user the server does not know', async () => {
+    const url = new URL(POSTGRES_URL!);
+    url.username = 'mailvet_no_such_role';
+    await expect(postgresStore({ connectionString: url.toString() })).rejects.toMatchObject({
+      code: 'store_unavailable',
+      message: expect.stringContaining('role "mailvet_no_such_role" does not exist'),
+    });
   });
 
   it.skipIf(POSTGRES_URL === undefined)('names a database that does not exist', async () => {
