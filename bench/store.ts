@@ -54,8 +54,12 @@ async function upload(jobs: BulkJobManager, count: number): Promise<string> {
   return id;
 }
 
+/** Resolves when a job completes; rejects, naming the error, when one fails (a bench must not hang on that). */
 const completion = (jobs: BulkJobManager) =>
-  new Promise<void>((resolve) => jobs.on('complete', () => resolve()));
+  new Promise<void>((resolve, reject) => {
+    jobs.on('complete', () => resolve());
+    jobs.on('failed', (job) => reject(new Error(`the job failed: ${JSON.stringify(job.error)}`)));
+  });
 
 /** In a child process: one measurement, printed as a JSON line. */
 async function child(mode: string, name: StoreName, count: number, place: string): Promise<object> {
