@@ -170,6 +170,8 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
 /** What one run of the workload measured. */
 export interface WorkloadReport {
   readonly wallMs: number;
+  /** CPU time of this process (user + system) during the run, in milliseconds: the client's cost. */
+  readonly cpuMs: number;
   readonly connections: number;
   readonly dnsQueries: number;
   /** `RCPT TO` commands per host during the run. */
@@ -191,6 +193,7 @@ export async function runWorkload(
   const verifier = createVerifier(options);
   const statuses: Partial<Record<Status, number>> = {};
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let next = 0;
   const worker = async () => {
     while (next < fixture.emails.length) {
@@ -200,10 +203,12 @@ export async function runWorkload(
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   const wallMs = performance.now() - started;
+  const spent = process.cpuUsage(cpu);
   await verifier.dispose();
   const after = await fixture.smtpCounters();
   return {
     wallMs,
+    cpuMs: (spent.user + spent.system) / 1000,
     connections: after.reduce((sum, host, index) => sum + host.connections - before[index]!.connections, 0),
     dnsQueries: fixture.dnsQueries() - queries,
     rcptsPerHost: after.map((host, index) => host.rcpts - before[index]!.rcpts),
