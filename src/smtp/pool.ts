@@ -164,6 +164,12 @@ export interface SessionPoolOptions {
 /** Most `RCPT TO` in one pipelined command group, unless `pipelineDepth` says otherwise. */
 export const DEFAULT_PIPELINE_DEPTH = 10;
 
+/**
+ * The abort reason of a connection the pool is done with: a constant, so that tearing a session down builds no
+ * `DOMException` (and captures no stack trace) each time.
+ */
+const DROPPED = 'the session pool is done with this connection';
+
 /** How long a `QUIT` may take before the connection is simply dropped, in milliseconds. */
 const QUIT_GRACE_MS = 2_000;
 
@@ -373,7 +379,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function drop(conn: Connection): void {
     leaveIdle(conn);
     conn.closing = true;
-    conn.controller.abort();
+    conn.controller.abort(DROPPED);
     forget(conn);
   }
 
@@ -396,7 +402,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       .catch(() => undefined)
       .then(() => {
         clearTimeout(timer);
-        conn.controller.abort();
+        conn.controller.abort(DROPPED);
         forget(conn);
         quitting.delete(done);
       });
@@ -541,7 +547,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function replace(conn: Connection): Connection {
     leaveIdle(conn);
     conn.closing = true;
-    conn.controller.abort();
+    conn.controller.abort(DROPPED);
     const state = stateOf(conn.key);
     state.conns.delete(conn);
     openCount -= 1;
@@ -859,7 +865,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         for (const conn of [...state.conns]) {
           if (conn.closing) continue;
           if (state.idle.includes(conn)) retire(conn);
-          else conn.controller.abort();
+          else conn.controller.abort(DROPPED);
         }
       }
       if (openCount > 0) await new Promise<void>((resolve) => (drained = resolve));
