@@ -201,9 +201,9 @@ console.log(
 console.log(
   `session bound ${seconds(sessionBound)}: adds what the RCPT cap (${model.maxRcptPerSession} per session) forces ` +
     'on the busiest host: greeting + EHLO for each pooled session, greeting + EHLO + one round trip for each ' +
-    `catch-all probe (a session of its own), ${perMx} sessions waiting at once. QUIT's round trip is NOT in it ` +
-    '(a client need not wait for the 221), so a pool that holds a slot until the 221 pays it on top. The ' +
-    'targets are measured against this bound.',
+    `catch-all probe (a session of its own), ${perMx} sessions waiting at once. QUIT's round trip is NOT in it: ` +
+    "the pool frees a session's slot as QUIT is sent and awaits the 221 in the background. The targets are " +
+    'measured against this bound.',
 );
 console.log(
   `pooled: ${spread(ratios, fixed(2))}x the session bound (target <= 1.3x in the median: ` +

@@ -112,9 +112,9 @@ export interface PoolStats {
   readonly resets: number;
   /** Pipelined command groups sent (each with one or more `RCPT TO`). */
   readonly groups: number;
-  /** Connections open now (opening, busy, idle or quitting). */
+  /** Connections holding a slot now (opening, busy or idle; a quitting one gave its slot back with `QUIT`). */
   readonly open: number;
-  /** Most connections that were open to one `ip:port` at the same time. */
+  /** Most connections that held a slot of one `ip:port` at the same time. */
   readonly peakPerMx: number;
 }
 
@@ -138,7 +138,10 @@ export interface SessionPool {
 export interface SessionPoolOptions {
   /** Opens sessions. */
   readonly open: SessionFactory;
-  /** Most connections open to one `ip:port`, idle ones included. @default 2 */
+  /**
+   * Most connections open to one `ip:port`, idle ones included; a session being quit gives its slot back as
+   * `QUIT` is sent (its socket closes in the background, within 2 s). @default 2
+   */
   readonly perMxConcurrency?: number;
   /** Most requests at work at once, over all mail hosts; also bounds idle connections. @default 64 */
   readonly concurrency?: number;
@@ -253,9 +256,10 @@ function integerOption(value: number | undefined, fallback: number, name: string
 }
 
 /**
- * Creates a session pool. Sessions are keyed by `ip:port`; the per-MX limit counts every open connection
- * to that key (idle and quitting ones too), so a mail host never sees more than `perMxConcurrency`
- * connections from one verifier.
+ * Creates a session pool. Sessions are keyed by `ip:port`; the per-MX limit counts every connection to that
+ * key that is opening, busy or idle, so a mail host never has more than `perMxConcurrency` sessions at work for
+ * one verifier. A session being quit gives its slot back as `QUIT` is sent, so the next session does not wait
+ * for the `221` (the old socket may still be closing meanwhile).
  * @example
  * const pool = createSessionPool({ open: (target, context) => openMySession(target, context) });
  * const outcome = await pool.rcpt(target, { sender, recipient, smtpUtf8: false, settings }, { deadline });
@@ -383,7 +387,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     forget(conn);
   }
 
-  /** Quits a connection politely in the background; its slot frees up once it is closed. */
+  /**
+   * Quits a connection politely. Its slot frees up as `QUIT` goes out, not when the `221` comes back: the wait
+   * for the reply and the socket's close happen in the background, bounded by `QUIT_GRACE_MS`, and `close()`
+   * still waits for them. (A retired session is never busy, so `QUIT` is written in the tick `quit()` is
+   * called; the slot is handed on in a microtask after it, never from inside a `dispatch` under way.)
+   */
   function retire(conn: Connection): void {
     if (conn.closing) return;
     leaveIdle(conn);
@@ -394,16 +403,13 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       timer = setTimeout(resolve, QUIT_GRACE_MS);
       unref(timer);
     });
-    const done = (
-      session === null
-        ? Promise.resolve()
-        : Promise.race([session.quit({ deadline: now() + QUIT_GRACE_MS }), grace])
-    )
+    const sent = session === null ? Promise.resolve() : session.quit({ deadline: now() + QUIT_GRACE_MS });
+    queueMicrotask(() => forget(conn));
+    const done = Promise.race([sent, grace])
       .catch(() => undefined)
       .then(() => {
         clearTimeout(timer);
         conn.controller.abort(DROPPED);
-        forget(conn);
         quitting.delete(done);
       });
     quitting.add(done);
