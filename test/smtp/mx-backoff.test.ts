@@ -9,6 +9,7 @@ import type { VerifyOptions } from '../../src/options.js';
 import { staticResolver } from '../../src/testing/static-resolver.js';
 import type { Zone } from '../../src/testing/zone.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
+import { type RawServerHarness, startRawServer } from '../support/raw-server.js';
 import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
 
 const servers: SmtpServerHarness[] = [];
@@ -116,6 +117,42 @@ describe('backing off a mail host after 421', () => {
     ]);
     expect(first.connections()).toBe(1);
     expect(second.connections()).toBe(1);
+  });
+
+  it('backs off a Postfix-like host that drops the session with 421 too many errors', async () => {
+    let raw: RawServerHarness | undefined;
+    try {
+      raw = await startRawServer({
+        host: '127.0.0.25',
+        script: async (peer) => {
+          let errors = 0;
+          await peer.write('220 mx.test.local ESMTP Postfix\r\n');
+          for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
+            const verb = line.split(/[ :]/, 1)[0]!.toUpperCase();
+            if (verb === 'EHLO') await peer.write('250-mx.test.local\r\n250 8BITMIME\r\n');
+            else if (verb === 'RCPT' && ++errors >= 5) {
+              await peer.write('421 4.7.0 mx.test.local Error: too many errors\r\n');
+              return;
+            } else if (verb === 'RCPT')
+              await peer.write('550 5.1.1 <x>: Recipient address rejected: User unknown\r\n');
+            else if (verb === 'QUIT') return void (await peer.write('221 2.0.0 Bye\r\n'));
+            else await peer.write('250 2.0.0 ok\r\n');
+          }
+        },
+      });
+      const zone: Zone = { 'dead.test': { a: ['127.0.0.25'] } };
+      // A reject cap above this server's limit, so that it is the server that ends the session.
+      const verify = verifierFor(zone, raw.port, { timeoutMs: 3_000, maxRejectsPerSession: 50 });
+      const results = [];
+      for (const email of emails(8, 'dead.test')) results.push(await verify.verify(email));
+      expect(results.map((result) => result.sub_status)).toEqual([
+        ...Array(4).fill('mailbox_not_found'),
+        ...Array(4).fill('mail_server_temporary_error'),
+      ]);
+      expect(raw.connections()).toBe(1);
+    } finally {
+      await raw?.close();
+    }
   });
 
   it('validates mxBackoffMs', () => {
