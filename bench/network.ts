@@ -23,6 +23,7 @@ import { DEFAULT_PIPELINE_DEPTH } from '../src/smtp/pool.js';
 import {
   type BoundModel,
   lowerBoundMs,
+  pooledSessions,
   runWorkload,
   sessionBoundMs,
   startNetworkFixture,
@@ -108,13 +109,19 @@ const model: BoundModel = {
   perMxConcurrency: perMx,
   rcptsPerRoundTrip: DEFAULT_PIPELINE_DEPTH,
   maxRcptPerSession: DEFAULTS.maxRcptPerSession,
+  maxRejectsPerSession: DEFAULTS.maxRejectsPerSession,
   delayMs: shape.delayMs,
 };
 const pooled = reports.pooled;
 const baseline = reports.baseline;
 const bound = lowerBoundMs(pooled[0]!.rcptsPerHost, model);
 const perHost = fixture.perHost();
-const sessionBound = sessionBoundMs(perHost.addresses, perHost.probes, model);
+const sessionBound = sessionBoundMs(perHost.addresses, perHost.probes, perHost.rejects, model);
+const fewestSessions = perHost.addresses.reduce(
+  (sum, addresses, host) =>
+    sum + pooledSessions(addresses, perHost.rejects[host]!, model) + perHost.probes[host]!,
+  0,
+);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const fixed = (digits: number) => (value: number) => value.toFixed(digits);
 const wall = (side: readonly WorkloadReport[]) => side.map((report) => report.wallMs);
@@ -199,9 +206,12 @@ console.log(
     'session setup, which pipelining does not shorten.',
 );
 console.log(
-  `session bound ${seconds(sessionBound)}: adds what the RCPT cap (${model.maxRcptPerSession} per session) forces ` +
-    'on the busiest host: greeting + EHLO for each pooled session, greeting + EHLO + one round trip for each ' +
-    `catch-all probe (a session of its own), ${perMx} sessions waiting at once. QUIT's round trip is NOT in it: ` +
+  `session bound ${seconds(sessionBound)}: adds what the caps (${model.maxRcptPerSession} RCPTs, ` +
+    `${model.maxRejectsPerSession} refused ones per session) force on the busiest host: greeting + EHLO for each ` +
+    'pooled session, greeting + EHLO + one round trip for each catch-all probe (a session of its own), ' +
+    `${perMx} sessions waiting at once; at least ${fewestSessions} sessions in all (the pooled side opened ` +
+    `${median(pooled.map((report) => report.connections))}: the order of the list puts refused addresses ` +
+    `together, so the reject cap ends some sessions early). QUIT's round trip is NOT in it: ` +
     "the pool frees a session's slot as QUIT is sent and awaits the 221 in the background. The targets are " +
     'measured against this bound.',
 );
