@@ -46,8 +46,11 @@ export interface NetworkFixture {
   smtpCounters(): Promise<ScriptedHostCounters[]>;
   /** DNS questions received so far. */
   dnsQueries(): number;
-  /** Addresses and catch-all probes (one per domain) each mail host gets, in host order. */
-  perHost(): { addresses: number[]; probes: number[] };
+  /**
+   * Addresses, catch-all probes (one per domain) and refused addresses (`550`, which count against
+   * `maxRejectsPerSession`) each mail host gets, in host order.
+   */
+  perHost(): { addresses: number[]; probes: number[]; rejects: number[] };
   /** The statuses the workload must end with (the harness's mailboxes decide them). */
   expectedStatuses(): Partial<Record<Status, number>>;
   close(): Promise<void>;
@@ -142,14 +145,17 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
     perHost() {
       const addresses = hostIps.map(() => 0);
       const probes = hostIps.map(() => 0);
+      const rejects = hostIps.map(() => 0);
       for (let index = 0; index < shape.addresses; index++) {
         const host = (index % shape.domains) % shape.mxHosts;
         addresses[host] = addresses[host]! + 1;
+        const refused = host !== shape.mxHosts - 1 && !mailboxExists(Math.floor(index / shape.domains));
+        if (refused) rejects[host] = rejects[host]! + 1;
       }
       for (let index = 0; index < Math.min(shape.domains, shape.addresses); index++) {
         probes[index % shape.mxHosts] = probes[index % shape.mxHosts]! + 1;
       }
-      return { addresses, probes };
+      return { addresses, probes, rejects };
     },
     expectedStatuses() {
       const counts = { valid: 0, invalid: 0, catch_all: 0 };
@@ -170,6 +176,8 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
 /** What one run of the workload measured. */
 export interface WorkloadReport {
   readonly wallMs: number;
+  /** CPU time of this process (user + system) during the run, in milliseconds: the client's cost. */
+  readonly cpuMs: number;
   readonly connections: number;
   readonly dnsQueries: number;
   /** `RCPT TO` commands per host during the run. */
@@ -191,6 +199,7 @@ export async function runWorkload(
   const verifier = createVerifier(options);
   const statuses: Partial<Record<Status, number>> = {};
   const started = performance.now();
+  const cpu = process.cpuUsage();
   let next = 0;
   const worker = async () => {
     while (next < fixture.emails.length) {
@@ -200,10 +209,12 @@ export async function runWorkload(
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
   const wallMs = performance.now() - started;
+  const spent = process.cpuUsage(cpu);
   await verifier.dispose();
   const after = await fixture.smtpCounters();
   return {
     wallMs,
+    cpuMs: (spent.user + spent.system) / 1000,
     connections: after.reduce((sum, host, index) => sum + host.connections - before[index]!.connections, 0),
     dnsQueries: fixture.dnsQueries() - queries,
     rcptsPerHost: after.map((host, index) => host.rcpts - before[index]!.rcpts),
@@ -219,6 +230,8 @@ export interface BoundModel {
   readonly rcptsPerRoundTrip: number;
   /** Most `RCPT TO` per session. */
   readonly maxRcptPerSession: number;
+  /** Most refused `RCPT TO` per session. */
+  readonly maxRejectsPerSession: number;
   /** Server delay before each reply, in milliseconds. */
   readonly delayMs: number;
 }
@@ -235,24 +248,35 @@ export function lowerBoundMs(rcptsPerHost: readonly number[], model: BoundModel)
 }
 
 /**
- * The session bound: the RCPT round trips plus the session setup that the RCPT cap forces. A host with `a`
- * addresses and `d` catch-all probes (each in a session of its own) needs at least `ceil(a / maxRcptPerSession)`
- * pooled sessions, each waiting for its greeting and EHLO, `ceil(a / rcptsPerRoundTrip)` RCPT round trips (MAIL
- * FROM rides in the first), and per probe greeting + EHLO + one round trip; `perMxConcurrency` sessions wait at
- * once. QUIT is not counted.
+ * The fewest pooled sessions a host with `addresses` addresses, `rejects` of them refused, needs: each session
+ * carries at most `maxRcptPerSession` RCPTs and at most `maxRejectsPerSession` refused ones.
+ */
+export function pooledSessions(addresses: number, rejects: number, model: BoundModel): number {
+  return Math.max(
+    Math.ceil(addresses / model.maxRcptPerSession),
+    Math.ceil(rejects / model.maxRejectsPerSession),
+  );
+}
+
+/**
+ * The session bound: the RCPT round trips plus the session setup that the caps force. A host with `a` addresses
+ * (`r` of them refused) and `d` catch-all probes (each in a session of its own) needs at least
+ * {@link pooledSessions} pooled sessions, each waiting for its greeting and EHLO, `ceil(a / rcptsPerRoundTrip)`
+ * RCPT round trips (MAIL FROM rides in the first), and per probe greeting + EHLO + one round trip;
+ * `perMxConcurrency` sessions wait at once. QUIT's round trip is not counted: a client need not wait for the
+ * `221` before its next session.
  */
 export function sessionBoundMs(
   addressesPerHost: readonly number[],
   probesPerHost: readonly number[],
+  rejectsPerHost: readonly number[],
   model: BoundModel,
 ): number {
   return Math.max(
     ...addressesPerHost.map((addresses, host) => {
       const probes = probesPerHost[host] ?? 0;
-      const waits =
-        2 * Math.ceil(addresses / model.maxRcptPerSession) +
-        Math.ceil(addresses / model.rcptsPerRoundTrip) +
-        3 * probes;
+      const sessions = pooledSessions(addresses, rejectsPerHost[host] ?? 0, model);
+      const waits = 2 * sessions + Math.ceil(addresses / model.rcptsPerRoundTrip) + 3 * probes;
       return Math.ceil(waits / model.perMxConcurrency) * model.delayMs;
     }),
   );

@@ -92,6 +92,7 @@ export type SmtpFailure =
   | 'tls' // STARTTLS required but not offered, or the handshake failed
   | 'smtputf8' // the recipient (or sender) needs SMTPUTF8 and the server does not offer it
   | 'unsafe_argument' // a value meant for a command line contains CR, LF, NUL or is too long (nothing was sent)
+  | 'backoff' // the mail host is backing off after a 421 or "too many errors" (mxBackoffMs): nothing was sent
   | 'aborted'; // the caller aborted
 
 /** Evidence attached to an {@link SmtpError}. */

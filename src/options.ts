@@ -106,6 +106,14 @@ export interface VerifyOptions {
   readonly maxRejectsPerSession?: number;
   /** How long an idle SMTP session is kept for reuse, in milliseconds. @default 5000 */
   readonly idleSessionMs?: number;
+  /**
+   * How long a mail host (`ip:port`) is left alone after it answered `421` (closing the session) or refused with
+   * "too many errors" (Postfix's `421 4.7.0 Error: too many errors`), in milliseconds; `0` disables backoff.
+   * Meanwhile no new session is opened to it: a verification moves on to its next MX host, or waits for the end
+   * if its budget (`timeoutMs`) outlasts it, or else ends `unknown`/`mail_server_temporary_error`.
+   * @default 30000
+   */
+  readonly mxBackoffMs?: number;
   /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
   readonly signal?: AbortSignal;
 }
@@ -122,6 +130,7 @@ export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
   'maxRcptPerSession',
   'maxRejectsPerSession',
   'idleSessionMs',
+  'mxBackoffMs',
   'catchAllTtlMs',
 ] as const satisfies readonly (keyof VerifyOptions)[]);
 
@@ -168,6 +177,7 @@ export interface ResolvedOptions {
   readonly maxRcptPerSession: number;
   readonly maxRejectsPerSession: number;
   readonly idleSessionMs: number;
+  readonly mxBackoffMs: number;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -193,6 +203,7 @@ export const DEFAULTS = Object.freeze({
   maxRcptPerSession: 20,
   maxRejectsPerSession: 8,
   idleSessionMs: 5_000,
+  mxBackoffMs: 30_000,
 });
 
 const KNOWN_KEYS = new Set([
@@ -228,6 +239,7 @@ const KNOWN_KEYS = new Set([
   'maxRcptPerSession',
   'maxRejectsPerSession',
   'idleSessionMs',
+  'mxBackoffMs',
   'signal',
 ]);
 
@@ -430,6 +442,7 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     maxRcptPerSession: int(options, 'maxRcptPerSession', 1, 1_000),
     maxRejectsPerSession: int(options, 'maxRejectsPerSession', 1, 1_000),
     idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
+    mxBackoffMs: int(options, 'mxBackoffMs', 0, 3_600_000),
     signal,
   };
 }

@@ -64,6 +64,7 @@ export function createRuntime(options: ResolvedOptions): OwnedRuntime {
         maxRcptPerSession: options.maxRcptPerSession,
         maxRejectsPerSession: options.maxRejectsPerSession,
         idleSessionMs: options.idleSessionMs,
+        mxBackoffMs: options.mxBackoffMs,
         catchAllTtlMs: options.catchAllTtlMs,
         now,
         randomBytes,

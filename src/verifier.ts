@@ -117,7 +117,8 @@ async function annotate(state: CheckState, checks: readonly Check[], from: numbe
 /**
  * Creates a verifier. `defaults` are validated now (an `OptionsError` names a bad one) and apply to every
  * call; each call may override them, except the options that shape shared resources (`resolver`,
- * `transport`, `concurrency`, `perMxConcurrency`, `maxRcptPerSession`, `idleSessionMs`, `catchAllTtlMs`).
+ * `transport`, `concurrency`, `perMxConcurrency`, `maxRcptPerSession`, `maxRejectsPerSession`, `idleSessionMs`,
+ * `mxBackoffMs`, `catchAllTtlMs`).
  * @example
  * const verifier = createVerifier({ smtp: false });
  * const result = await verifier.verify('someone@example.com');

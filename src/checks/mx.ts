@@ -99,35 +99,32 @@ function dnsFailure(error: unknown): string {
   return error instanceof DnsError ? `DNS lookup failed: ${error.message}` : 'DNS lookup failed';
 }
 
-async function resolveHosts(
+/** What one host's address lookup gives: its addresses past the guard, how many were refused. */
+function hostOutcome(host: string, answer: DnsAnswer<string>, guard: AddressGuard): HostOutcome {
+  const found = answer.kind === 'records' ? [...new Set(answer.records)] : [];
+  const allowed: string[] = [];
+  let refused: string | null = null;
+  for (const address of found) {
+    const decision = guard.check(address);
+    if (decision.allowed) allowed.push(address);
+    else refused ??= refusal(`the mail host ${host} resolves to`, address, decision);
+  }
+  return { kind: 'addresses', allowed, blocked: found.length - allowed.length, refused };
+}
+
+/** An MX target that is no host name (garbage, an IP literal's brackets) holds no address. */
+const NO_ADDRESS: HostOutcome = { kind: 'addresses', allowed: [], blocked: 0, refused: null };
+
+type Hosts = readonly { host: string; priority: number }[];
+
+/** The check's outcome once every host's lookup is done (or the budget ran out: `aborted`). */
+function conclude(
   state: CheckState,
-  hosts: readonly { host: string; priority: number }[],
-  guard: AddressGuard,
-  signal: AbortSignal,
+  hosts: Hosts,
+  outcomes: readonly HostOutcome[],
+  aborted: boolean,
   implicit: boolean,
-): Promise<CheckOutcome> {
-  const resolver = state.runtime.resolver;
-  const outcomes = await Promise.all(
-    hosts.map(async ({ host }): Promise<HostOutcome> => {
-      // An MX target that is no host name (garbage, an IP literal's brackets) holds no address.
-      if (lookupName(host) === null) return { kind: 'addresses', allowed: [], blocked: 0, refused: null };
-      try {
-        const answer = await resolver.addresses(host, { signal });
-        const found = answer.kind === 'records' ? [...new Set(answer.records)] : [];
-        const allowed: string[] = [];
-        let refused: string | null = null;
-        for (const address of found) {
-          const decision = guard.check(address);
-          if (decision.allowed) allowed.push(address);
-          else refused ??= refusal(`the mail host ${host} resolves to`, address, decision);
-        }
-        return { kind: 'addresses', allowed, blocked: found.length - allowed.length, refused };
-      } catch (error) {
-        if (signal.aborted || error instanceof DnsError) return { kind: 'error', message: dnsFailure(error) };
-        throw error;
-      }
-    }),
-  );
+): CheckOutcome {
   const mailHosts: MailHost[] = [];
   for (const [index, outcome] of outcomes.entries()) {
     const candidate = hosts[index];
@@ -139,7 +136,7 @@ async function resolveHosts(
     state.mailHosts = mailHosts;
     return undefined;
   }
-  if (signal.aborted) return verdictOf('timeout_exceeded');
+  if (aborted) return verdictOf('timeout_exceeded');
   const error = outcomes.find((outcome) => outcome.kind === 'error');
   if (error !== undefined) {
     state.reason = error.message;
@@ -158,6 +155,78 @@ async function resolveHosts(
   return verdictOf('no_dns_entries');
 }
 
+async function resolveHosts(
+  state: CheckState,
+  hosts: Hosts,
+  guard: AddressGuard,
+  signal: AbortSignal,
+  implicit: boolean,
+): Promise<CheckOutcome> {
+  const resolver = state.runtime.resolver;
+  const outcomes = await Promise.all(
+    hosts.map(async ({ host }): Promise<HostOutcome> => {
+      if (lookupName(host) === null) return NO_ADDRESS;
+      try {
+        return hostOutcome(host, await resolver.addresses(host, { signal }), guard);
+      } catch (error) {
+        if (signal.aborted || error instanceof DnsError) return { kind: 'error', message: dnsFailure(error) };
+        throw error;
+      }
+    }),
+  );
+  return conclude(state, hosts, outcomes, signal.aborted, implicit);
+}
+
+/** Reads the MX answer: a verdict (NXDOMAIN, null MX), or the hosts to look up (at most `maxMxHosts`). */
+function hostsOf(
+  state: CheckState,
+  domain: string,
+  answer: DnsAnswer<MxRecord>,
+): { readonly verdict: CheckOutcome } | { readonly hosts: Hosts; readonly implicit: boolean } {
+  if (answer.kind === 'nxdomain') {
+    state.reason = `${domain} does not exist (NXDOMAIN)`;
+    return { verdict: verdictOf('no_dns_entries') };
+  }
+  const records = answer.kind === 'records' ? answer.records : [];
+  if (records.length > 0 && records.every(isNullMx)) {
+    state.reason = `${domain} publishes a null MX (RFC 7505): it accepts no mail`;
+    return { verdict: verdictOf('does_not_accept_mail') };
+  }
+  // No MX at all: the domain itself is the implicit MX, preference 0 (RFC 5321 §5.1).
+  const hosts = records.length > 0 ? byPreference(records) : [{ host: domain, priority: 0 }];
+  state.mx_record = hosts[0]?.host ?? null;
+  return { hosts: hosts.slice(0, state.options.maxMxHosts), implicit: records.length === 0 };
+}
+
+/** Marks "not every answer is at hand": the lookups must really be made. */
+const NOT_CACHED = Symbol('not cached');
+
+/**
+ * The check's outcome from answers the resolver has at hand (`Resolver.peek`), with no lookup under way and so
+ * no abort signal, budget timer or promise; {@link NOT_CACHED} when one answer is missing (or the budget is
+ * already spent, which the lookup path reports).
+ */
+function fromCache(state: CheckState, domain: string, guard: AddressGuard): CheckOutcome | typeof NOT_CACHED {
+  const resolver = state.runtime.resolver;
+  if (resolver.peek === undefined || state.signal?.aborted === true) return NOT_CACHED;
+  if (state.runtime.now() >= state.deadline) return NOT_CACHED;
+  const answer = resolver.peek('mx', domain);
+  if (answer === undefined) return NOT_CACHED;
+  const read = hostsOf(state, domain, answer);
+  if ('verdict' in read) return read.verdict;
+  const outcomes: HostOutcome[] = [];
+  for (const { host } of read.hosts) {
+    if (lookupName(host) === null) {
+      outcomes.push(NO_ADDRESS);
+      continue;
+    }
+    const addresses = resolver.peek('addresses', host);
+    if (addresses === undefined) return NOT_CACHED;
+    outcomes.push(hostOutcome(host, addresses, guard));
+  }
+  return conclude(state, read.hosts, outcomes, false, read.implicit);
+}
+
 async function route(state: CheckState, domain: string, guard: AddressGuard): Promise<CheckOutcome> {
   const { signal, release } = budget(state);
   try {
@@ -167,20 +236,9 @@ async function route(state: CheckState, domain: string, guard: AddressGuard): Pr
     } catch (error) {
       return failed(state, error, signal);
     }
-    if (answer.kind === 'nxdomain') {
-      state.reason = `${domain} does not exist (NXDOMAIN)`;
-      return verdictOf('no_dns_entries');
-    }
-    const records = answer.kind === 'records' ? answer.records : [];
-    if (records.length > 0 && records.every(isNullMx)) {
-      state.reason = `${domain} publishes a null MX (RFC 7505): it accepts no mail`;
-      return verdictOf('does_not_accept_mail');
-    }
-    // No MX at all: the domain itself is the implicit MX, preference 0 (RFC 5321 §5.1).
-    const hosts = records.length > 0 ? byPreference(records) : [{ host: domain, priority: 0 }];
-    state.mx_record = hosts[0]?.host ?? null;
-    const implicit = records.length === 0;
-    return await resolveHosts(state, hosts.slice(0, state.options.maxMxHosts), guard, signal, implicit);
+    const read = hostsOf(state, domain, answer);
+    if ('verdict' in read) return read.verdict;
+    return await resolveHosts(state, read.hosts, guard, signal, read.implicit);
   } finally {
     release();
   }
@@ -200,7 +258,9 @@ async function route(state: CheckState, domain: string, guard: AddressGuard): Pr
  *
  * On success it sets `state.mailHosts` (guarded addresses only) and `state.mx_record` (the most preferred MX
  * host; the SMTP check replaces it with the host it used). A domain literal (`user@[192.0.2.1]`) is its own
- * mail host. Does nothing when the `dns` option is off or the syntax check found no address.
+ * mail host. Does nothing when the `dns` option is off or the syntax check found no address. When the resolver
+ * has every answer at hand (`Resolver.peek`, as `cachedResolver` does), the check decides synchronously, with no
+ * abort controller or budget timer.
  */
 export const mxCheck: Check = {
   name: 'mx',
@@ -219,6 +279,7 @@ export const mxCheck: Check = {
       state.mailHosts = [{ host: literal, priority: 0, addresses: [literal] }];
       return undefined;
     }
-    return route(state, address.domain, guard);
+    const cached = fromCache(state, address.domain, guard);
+    return cached === NOT_CACHED ? route(state, address.domain, guard) : cached;
   },
 };

@@ -44,8 +44,9 @@ function transcriptOf(state: CheckState): { hook: TranscriptHook | undefined; no
 
 /**
  * Failures after which the next mail host is tried (RFC 5321 §5.1): no connection, no greeting, a reply
- * that did not come in time, a `421`, or a STARTTLS that this host could not give. Anything else (a policy
- * refusal, a dropped dialogue, garbage) is this domain's answer.
+ * that did not come in time, a `421`, a host backing off (after a `421` or "too many errors"), or a STARTTLS
+ * that this host could not give. Anything else (a policy refusal, a dropped dialogue, garbage) is this
+ * domain's answer.
  */
 function triesNextHost(error: unknown): boolean {
   if (!isSmtpError(error)) return false;
@@ -54,6 +55,7 @@ function triesNextHost(error: unknown): boolean {
     case 'no_greeting':
     case 'timeout':
     case 'tls':
+    case 'backoff':
       return true;
     case 'rejected':
       return error.smtpReply?.code === 421;
@@ -147,8 +149,13 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
   const lease: Lease = { deadline: state.deadline, signal: state.signal, trace: transcript.hook };
   let failure: SubStatus = 'failed_smtp_connection';
 
-  for (const mailHost of hosts.slice(0, options.maxMxHosts)) {
-    for (const ip of mailHost.addresses) {
+  const last = Math.min(hosts.length, options.maxMxHosts) - 1;
+  for (let hostIndex = 0; hostIndex <= last; hostIndex++) {
+    const mailHost = hosts[hostIndex]!;
+    for (let ipIndex = 0; ipIndex < mailHost.addresses.length; ipIndex++) {
+      const ip = mailHost.addresses[ipIndex]!;
+      // While a host backs off, a request with somewhere else to go does not wait for it.
+      const fallback = hostIndex < last || ipIndex < mailHost.addresses.length - 1;
       if (budgetSpent(state)) return verdictOf('timeout_exceeded');
       const target: PoolTarget = { host: ip, port: options.smtpPort, hostname: mailHost.host };
       transcript.note(hostLabel(target));
@@ -157,7 +164,7 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
       try {
         outcome = await runtime.prober.rcpt(
           target,
-          { sender, recipient: address.normalized, smtpUtf8: address.smtpUtf8, settings },
+          { sender, recipient: address.normalized, smtpUtf8: address.smtpUtf8, settings, fallback },
           lease,
         );
       } catch (error) {
@@ -180,8 +187,9 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
 /**
  * Probes the mail hosts found by the MX check, in order (each address of each host, at most `maxMxHosts`
  * hosts), through the verifier's session pool:
- * - a connection failure, no greeting, a reply that did not come in time or a `421` moves on to the next
- *   host; when none is left, the last failure's `sub_status` is the verdict;
+ * - a connection failure, no greeting, a reply that did not come in time, a `421` or a host backing off
+ *   (`mxBackoffMs`) moves on to the next host; when none is left, the last failure's `sub_status` is the
+ *   verdict (`mail_server_temporary_error` for a host backing off);
  * - the `RCPT TO` reply is classified (smtp/classify): a refusal gives its `invalid` or `unknown` verdict;
  * - an accepted address is `valid`, unless the catch-all probe (option `catchAll`) finds that the domain
  *   accepts a random local part: then `catch_all` with `accept_all: true`. A probe that is inconclusive

@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import { DnsError, OptionsError } from '../errors.js';
 import { raceSignal } from './abort.js';
-import { requireLookupName } from './name.js';
+import { lookupName, requireLookupName } from './name.js';
 import { requireReverseName } from './reverse.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './types.js';
 
@@ -46,6 +46,8 @@ export interface CachedResolverStats {
 
 /** A {@link Resolver} with a cache. */
 export interface CachedResolver extends Resolver {
+  /** The cached answer of an `mx` or `addresses` lookup, without waiting (see {@link Resolver.peek}). */
+  peek: NonNullable<Resolver['peek']>;
   /** Cache counters. */
   stats(): CachedResolverStats;
   /** Empties the cache, resets the counters and closes the inner resolver. */
@@ -169,7 +171,18 @@ export function cachedResolver(inner: Resolver, options: CachedResolverOptions =
     return raceSignal(pending as Promise<DnsAnswer<T>>, normalized, signal);
   }
 
+  /** A cached answer for `kind:name`, counted as a hit; `undefined` (and nothing counted) otherwise. */
+  function peek(kind: 'mx' | 'addresses', name: string): DnsAnswer<MxRecord | string> | undefined {
+    const normalized = lookupName(name);
+    if (normalized === null) return undefined;
+    const entry = cache.get(`${kind}:${normalized}`);
+    if (entry === undefined || 'error' in entry || entry.expiresAt <= now()) return undefined;
+    hits++;
+    return entry.answer;
+  }
+
   return {
+    peek: peek as CachedResolver['peek'],
     mx: (domain: string, lookupOptions?: LookupOptions) =>
       lookup<MxRecord>('mx', domain, lookupOptions?.signal),
     addresses: (host: string, lookupOptions?: LookupOptions) =>

@@ -42,6 +42,16 @@ export interface Resolver {
    * Optional, like {@link Resolver.ptr}.
    */
   txt?(name: string, options?: LookupOptions): Promise<DnsAnswer<string>>;
+  /**
+   * The answer already at hand for an `mx` or `addresses` lookup of `name`, without waiting: a cached answer, or
+   * `undefined` when a lookup would have to ask (nothing cached, expired, a remembered failure, a bad name).
+   * Optional: with it, a verification whose every answer is cached skips the machinery of a lookup under way
+   * (abort signal, budget timer, promises). `cachedResolver` has it.
+   */
+  peek?<K extends 'mx' | 'addresses'>(
+    kind: K,
+    name: string,
+  ): DnsAnswer<K extends 'mx' ? MxRecord : string> | undefined;
   /** Releases sockets, timers and caches. Optional. */
   close?(): void;
 }

@@ -199,6 +199,8 @@ export function classifyError(error: unknown): SubStatus {
       return 'smtp_not_checked';
     case 'unsafe_argument':
       return 'exception_occurred';
+    case 'backoff':
+      return 'mail_server_temporary_error';
     case 'rejected': {
       if (error.smtpReply === undefined) return 'mail_server_temporary_error';
       const outcome = classifyReply(error.smtpReply, error.stage ?? 'greeting');

@@ -13,7 +13,7 @@
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { watchOptionalAbort } from '../abort-watch.js';
-import { isSmtpError, SmtpError } from '../errors.js';
+import { isSmtpError, SmtpError, type SmtpFailure } from '../errors.js';
 import { createLineSplitter } from './line-splitter.js';
 import type { LineChannel } from './types.js';
 
@@ -31,6 +31,17 @@ export interface SocketChannelOptions {
 
 const LINE_BREAKS = /[\r\n\0]/;
 
+/** Why a channel closed, before anything asked for the error. */
+interface Ending {
+  readonly kind: SmtpFailure;
+  readonly message: string;
+  readonly cause?: unknown;
+}
+
+const CLOSED: Ending = { kind: 'disconnect', message: 'the channel is closed' };
+const PEER_CLOSED: Ending = { kind: 'disconnect', message: 'the server closed the connection' };
+const ABORTED: Ending = { kind: 'aborted', message: 'the SMTP connection was aborted' };
+
 /**
  * Wraps a connected socket in a {@link LineChannel}. The channel owns the socket from then on.
  * @example
@@ -42,23 +53,37 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
   let socket: Socket = initial;
   let splitter = createLineSplitter(options.maxLineLength);
   const queue: string[] = [];
-  let failure: SmtpError | null = null;
+  /**
+   * Why the channel is closed, or null while open. Kept as a description until a read or write asks for the
+   * error: a normal teardown (our close, the peer's FIN after QUIT, an abort by the pool) builds no Error and
+   * captures no stack trace.
+   */
+  let ending: SmtpError | Ending | null = null;
   let closed = false;
   let unwatch = (): void => {};
   let waiter: { resolve: (line: string) => void; reject: (error: SmtpError) => void } | null = null;
 
-  const fail = (error: SmtpError) => {
-    failure ??= error;
+  /** The error the channel failed with, built on first use. */
+  const failure = (): SmtpError => {
+    const why = ending ?? CLOSED;
+    if (why instanceof SmtpError) return why;
+    const error = new SmtpError(why.kind, why.message, why.cause === undefined ? {} : { cause: why.cause });
+    ending = error;
+    return error;
+  };
+
+  const fail = (why: SmtpError | Ending) => {
+    ending ??= why;
     closed = true;
     socket.destroy();
     unwatch();
     const pending = waiter;
     waiter = null;
-    if (pending && queue.length === 0) pending.reject(failure);
+    if (pending && queue.length === 0) pending.reject(failure());
   };
 
   function onAbort() {
-    fail(new SmtpError('aborted', 'the SMTP connection was aborted'));
+    fail(ABORTED);
   }
 
   const onData = (chunk: Buffer) => {
@@ -67,7 +92,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     try {
       lines = splitter.push(chunk);
     } catch (error) {
-      fail(isSmtpError(error) ? error : new SmtpError('protocol', 'unreadable data', { cause: error }));
+      fail(isSmtpError(error) ? error : { kind: 'protocol', message: 'unreadable data', cause: error });
       return;
     }
     queue.push(...lines);
@@ -78,9 +103,9 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     }
     if (queue.length >= maxQueuedLines) socket.pause();
   };
-  const onClose = () => fail(new SmtpError('disconnect', 'the server closed the connection'));
+  const onClose = () => fail(PEER_CLOSED);
   const onError = (error: Error) =>
-    fail(new SmtpError('disconnect', `connection error: ${error.message}`, { cause: error }));
+    fail({ kind: 'disconnect', message: `connection error: ${error.message}`, cause: error });
 
   const attach = (target: Socket) => {
     target.on('data', onData);
@@ -94,7 +119,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
   };
 
   const writeLines = (lines: readonly string[]): Promise<void> => {
-    if (failure) return Promise.reject(failure);
+    if (ending !== null) return Promise.reject(failure());
     if (lines.some((line) => LINE_BREAKS.test(line))) {
       return Promise.reject(
         new SmtpError('unsafe_argument', 'a command line contains CR, LF or NUL; nothing was sent'),
@@ -103,7 +128,11 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     return new Promise<void>((resolve, reject) => {
       socket.write(lines.map((line) => `${line}\r\n`).join(''), (error) => {
         if (error)
-          reject(failure ?? new SmtpError('disconnect', `write failed: ${error.message}`, { cause: error }));
+          reject(
+            ending === null
+              ? new SmtpError('disconnect', `write failed: ${error.message}`, { cause: error })
+              : failure(),
+          );
         else resolve();
       });
     });
@@ -123,7 +152,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
         if (queue.length < maxQueuedLines && !closed) socket.resume();
         return Promise.resolve(line);
       }
-      if (failure) return Promise.reject(failure);
+      if (ending !== null) return Promise.reject(failure());
       if (waiter)
         return Promise.reject(new SmtpError('protocol', 'readLine called while another read is pending'));
       socket.resume();
@@ -152,7 +181,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
       return queue.length > 0 || splitter.pendingBytes > 0;
     },
     startTls({ servername, timeoutMs }) {
-      if (failure) return Promise.reject(failure);
+      if (ending !== null) return Promise.reject(failure());
       if (queue.length > 0 || splitter.pendingBytes > 0) {
         const error = new SmtpError('protocol', 'the server sent data after its STARTTLS reply');
         fail(error);
@@ -185,7 +214,11 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
         const onHandshakeError = (error: Error) =>
           done(new SmtpError('tls', `TLS handshake failed: ${error.message}`, { cause: error }));
         const onHandshakeClose = () =>
-          done(failure ?? new SmtpError('tls', 'the connection closed during the TLS handshake'));
+          done(
+            ending === null
+              ? new SmtpError('tls', 'the connection closed during the TLS handshake')
+              : failure(),
+          );
         const timer = setTimeout(
           () => done(new SmtpError('tls', `TLS handshake not done within ${timeoutMs} ms`)),
           timeoutMs,
@@ -198,7 +231,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     },
     close() {
       if (closed) return;
-      fail(new SmtpError('disconnect', 'the channel is closed'));
+      fail(CLOSED);
     },
   };
 }

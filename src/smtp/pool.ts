@@ -1,6 +1,7 @@
 /**
  * The per-MX session pool: reuses open SMTP sessions for many addresses of one mail host, with a per-MX
- * and a global concurrency limit, a cap on `RCPT TO` per session, reconnection on `421`, and idle close.
+ * and a global concurrency limit, a cap on `RCPT TO` (and refused ones) per session, reconnection of stale
+ * sessions, backoff of a host that says `421` or "too many errors", and idle close.
  * It is what makes bulk verification fast without getting the prober's IP blocked.
  *
  * A session keeps its envelope open between addresses: `RCPT TO` replies of one transaction are
@@ -19,6 +20,7 @@ import pLimit from 'p-limit';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
+import { printable } from './reply.js';
 import type { CommandOptions, PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
 import { type Queued, WaiterQueue } from './waiter-queue.js';
 
@@ -82,6 +84,11 @@ export interface RcptRequest {
    * which must not share a session with real addresses). @default false
    */
   readonly dedicated?: boolean;
+  /**
+   * Another mail host can be asked instead of this one: while this one backs off (see `mxBackoffMs`), the
+   * request fails at once with kind `backoff` rather than waiting for the backoff to end. @default false
+   */
+  readonly fallback?: boolean;
 }
 
 /** How a probe ended, when the server answered. */
@@ -112,10 +119,12 @@ export interface PoolStats {
   readonly resets: number;
   /** Pipelined command groups sent (each with one or more `RCPT TO`). */
   readonly groups: number;
-  /** Connections open now (opening, busy, idle or quitting). */
+  /** Connections holding a slot now (opening, busy or idle; a quitting one gave its slot back with `QUIT`). */
   readonly open: number;
-  /** Most connections that were open to one `ip:port` at the same time. */
+  /** Most connections that held a slot of one `ip:port` at the same time. */
   readonly peakPerMx: number;
+  /** Times a mail host was put in backoff (a `421`, or "too many errors"). */
+  readonly backoffs: number;
 }
 
 /** The pool. */
@@ -124,8 +133,9 @@ export interface SessionPool {
    * Probes one recipient at `target`: waits for a slot (per MX, then global), takes an idle session or opens
    * one, and sends `MAIL FROM` (when no compatible envelope is open) and `RCPT TO`. Replies are values;
    * failing to get one rejects with the session's `SmtpError` (a `421` is kind `rejected`), or kind `timeout`
-   * once the lease's budget is spent, `aborted` when its signal fires or the pool is closed. A reused session
-   * that fails is replaced by a fresh one once, so that a stale connection never decides a verdict.
+   * once the lease's budget is spent, `aborted` when its signal fires or the pool is closed, `backoff` when the
+   * host is backing off (see `mxBackoffMs`) and the request may not wait for the end. A reused session that
+   * fails is replaced by a fresh one once, so that a stale connection never decides a verdict.
    */
   rcpt(target: PoolTarget, request: RcptRequest, lease: Lease): Promise<RcptOutcome>;
   /** Current counters. */
@@ -138,7 +148,10 @@ export interface SessionPool {
 export interface SessionPoolOptions {
   /** Opens sessions. */
   readonly open: SessionFactory;
-  /** Most connections open to one `ip:port`, idle ones included. @default 2 */
+  /**
+   * Most connections open to one `ip:port`, idle ones included; a session being quit gives its slot back as
+   * `QUIT` is sent (its socket closes in the background, within 2 s). @default 2
+   */
   readonly perMxConcurrency?: number;
   /** Most requests at work at once, over all mail hosts; also bounds idle connections. @default 64 */
   readonly concurrency?: number;
@@ -157,12 +170,25 @@ export interface SessionPoolOptions {
    * more than a session has left under `maxRcptPerSession`. `1` sends one command at a time. @default 10
    */
   readonly pipelineDepth?: number;
+  /**
+   * How long a mail host (`ip:port`) is left alone after it answered `421` (closing the session) or refused with
+   * "too many errors", in milliseconds; `0` disables backoff. Meanwhile no new session is opened to it (sessions
+   * already open carry on): a request with a `fallback` fails at once with kind `backoff`, others wait for the
+   * end when their budget outlasts it, else fail the same way. @default 30000
+   */
+  readonly mxBackoffMs?: number;
   /** Clock in milliseconds, the one lease deadlines are measured by. @default Date.now */
   readonly now?: () => number;
 }
 
 /** Most `RCPT TO` in one pipelined command group, unless `pipelineDepth` says otherwise. */
 export const DEFAULT_PIPELINE_DEPTH = 10;
+
+/**
+ * The abort reason of a connection the pool is done with: a constant, so that tearing a session down builds no
+ * `DOMException` (and captures no stack trace) each time.
+ */
+const DROPPED = 'the session pool is done with this connection';
 
 /** How long a `QUIT` may take before the connection is simply dropped, in milliseconds. */
 const QUIT_GRACE_MS = 2_000;
@@ -202,6 +228,14 @@ interface Waiter extends Queued {
   fail(error: unknown): void;
 }
 
+/** A mail host that answered `421` or "too many errors": no new session until `until`. */
+interface Backoff {
+  readonly until: number;
+  /** The reply that started it, for the error of the requests it turns away. */
+  readonly reply: SmtpReply;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
 interface MxState {
   readonly conns: Set<Connection>;
   /** Idle connections, least recently used first. */
@@ -211,6 +245,19 @@ interface MxState {
 
 function positive(reply: SmtpReply): boolean {
   return reply.code >= 200 && reply.code < 300;
+}
+
+/**
+ * A refusal that says the session is dropped for its errors (Postfix's `421 4.7.0 Error: too many errors`, or a
+ * 4xx/5xx "too many invalid recipients"), as opposed to `452 4.5.3` "too many recipients" (a full envelope).
+ */
+const TOO_MANY_ERRORS =
+  /\btoo many (?:errors|(?:invalid|bad|unknown|failed|rejected) (?:recipients|rcpts?|commands|addresses))\b/i;
+
+/** The reply that puts a mail host in backoff: a `421`, or "too many errors" wording on any refusal. */
+function backoffReply(reply: SmtpReply | undefined): SmtpReply | undefined {
+  if (reply === undefined || positive(reply)) return undefined;
+  return reply.code === 421 || TOO_MANY_ERRORS.test(reply.text) ? reply : undefined;
 }
 
 /** `452 4.5.3` / "too many recipients": the envelope is full, not the mailbox. */
@@ -247,9 +294,10 @@ function integerOption(value: number | undefined, fallback: number, name: string
 }
 
 /**
- * Creates a session pool. Sessions are keyed by `ip:port`; the per-MX limit counts every open connection
- * to that key (idle and quitting ones too), so a mail host never sees more than `perMxConcurrency`
- * connections from one verifier.
+ * Creates a session pool. Sessions are keyed by `ip:port`; the per-MX limit counts every connection to that
+ * key that is opening, busy or idle, so a mail host never has more than `perMxConcurrency` sessions at work for
+ * one verifier. A session being quit gives its slot back as `QUIT` is sent, so the next session does not wait
+ * for the `221` (the old socket may still be closing meanwhile).
  * @example
  * const pool = createSessionPool({ open: (target, context) => openMySession(target, context) });
  * const outcome = await pool.rcpt(target, { sender, recipient, smtpUtf8: false, settings }, { deadline });
@@ -261,6 +309,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const maxRejects = integerOption(options.maxRejectsPerSession, 8, 'maxRejectsPerSession', 1);
   const idleMs = integerOption(options.idleSessionMs, 5_000, 'idleSessionMs', 0);
   const depth = integerOption(options.pipelineDepth, DEFAULT_PIPELINE_DEPTH, 'pipelineDepth', 1);
+  const backoffMs = integerOption(options.mxBackoffMs, 30_000, 'mxBackoffMs', 0);
   /** Most waiters that may go past one waiting for a fresh connection (about two sessions' worth). */
   const bypassLimit = Math.min(maxRcpt * perMx, 50);
   const limit = pLimit(integerOption(options.concurrency, 64, 'concurrency', 1));
@@ -268,13 +317,15 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const open = options.open;
 
   const states = new Map<string, MxState>();
+  /** Mail hosts backing off, by key; an entry is removed by its own timer. */
+  const backoffs = new Map<string, Backoff>();
   /** Every idle connection, least recently used first (a Set keeps insertion order). */
   const idleAll = new Set<Connection>();
   const quitting = new Set<Promise<void>>();
   let drained: (() => void) | undefined;
   let closed = false;
   let openCount = 0;
-  const counters = { opened: 0, reused: 0, rcpts: 0, resets: 0, groups: 0, peakPerMx: 0 };
+  const counters = { opened: 0, reused: 0, rcpts: 0, resets: 0, groups: 0, peakPerMx: 0, backoffs: 0 };
 
   function stateOf(key: string): MxState {
     let state = states.get(key);
@@ -293,6 +344,66 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return lease.signal?.aborted === true
       ? new SmtpError('aborted', 'the verification was aborted')
       : new SmtpError('timeout', 'the verification time budget is spent');
+  }
+
+  /**
+   * Puts the mail host `key` in backoff for `mxBackoffMs` after `reply` (a longer one if it already was): no new
+   * session until it ends, when the requests still waiting get their turn.
+   */
+  function startBackoff(key: string, reply: SmtpReply): void {
+    if (backoffMs === 0 || closed) return;
+    const previous = backoffs.get(key);
+    if (previous !== undefined) clearTimeout(previous.timer);
+    else counters.backoffs += 1;
+    const timer = setTimeout(() => {
+      if (backoffs.get(key)?.timer === timer) backoffs.delete(key);
+      dispatch(key);
+    }, backoffMs);
+    unref(timer);
+    backoffs.set(key, { until: now() + backoffMs, reply, timer });
+    turnAway(key);
+  }
+
+  /** The backoff of `key`, while it lasts. */
+  function backoffOf(key: string): Backoff | undefined {
+    const backoff = backoffs.get(key);
+    return backoff !== undefined && backoff.until > now() ? backoff : undefined;
+  }
+
+  /** Whether a waiter may wait out `backoff`: it has nowhere else to go, and its budget outlasts the backoff. */
+  function mayWait(waiter: Waiter, backoff: Backoff): boolean {
+    return waiter.request.fallback !== true && waiter.lease.deadline > backoff.until;
+  }
+
+  function backoffError(key: string, backoff: Backoff): SmtpError {
+    const { code, text } = backoff.reply;
+    const seconds = Math.ceil((backoff.until - now()) / 1000);
+    return new SmtpError(
+      'backoff',
+      `${key} is left alone for ${seconds} s more: it answered ${code} ${printable(text).slice(0, 200)}`,
+    );
+  }
+
+  /** Whether `state` has a connection that can still serve requests (not quitting or dropped). */
+  function live(state: MxState): boolean {
+    for (const conn of state.conns) if (!conn.closing) return true;
+    return false;
+  }
+
+  /**
+   * While `key` backs off and no session of it is left to serve them, fails the waiting requests that may not
+   * wait for the end (kind `backoff`): they go to their next mail host, or end `unknown`.
+   */
+  function turnAway(key: string): void {
+    const backoff = backoffOf(key);
+    const state = states.get(key);
+    if (backoff === undefined || state === undefined || live(state)) return;
+    for (const waiter of state.waiters) {
+      if (mayWait(waiter, backoff)) continue;
+      state.waiters.remove(waiter);
+      waiter.fail(backoffError(key, backoff));
+    }
+    if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
   }
 
   /** Settles with `promise`, or rejects when the lease's budget is spent or its signal fires first. */
@@ -364,6 +475,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     const state = states.get(conn.key);
     if (state === undefined || !state.conns.delete(conn)) return;
     openCount -= 1;
+    turnAway(conn.key);
     if (state.conns.size === 0 && state.waiters.length === 0) states.delete(conn.key);
     else dispatch(conn.key);
     if (openCount === 0) drained?.();
@@ -373,11 +485,16 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function drop(conn: Connection): void {
     leaveIdle(conn);
     conn.closing = true;
-    conn.controller.abort();
+    conn.controller.abort(DROPPED);
     forget(conn);
   }
 
-  /** Quits a connection politely in the background; its slot frees up once it is closed. */
+  /**
+   * Quits a connection politely. Its slot frees up as `QUIT` goes out, not when the `221` comes back: the wait
+   * for the reply and the socket's close happen in the background, bounded by `QUIT_GRACE_MS`, and `close()`
+   * still waits for them. (A retired session is never busy, so `QUIT` is written in the tick `quit()` is
+   * called; the slot is handed on in a microtask after it, never from inside a `dispatch` under way.)
+   */
   function retire(conn: Connection): void {
     if (conn.closing) return;
     leaveIdle(conn);
@@ -388,16 +505,13 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       timer = setTimeout(resolve, QUIT_GRACE_MS);
       unref(timer);
     });
-    const done = (
-      session === null
-        ? Promise.resolve()
-        : Promise.race([session.quit({ deadline: now() + QUIT_GRACE_MS }), grace])
-    )
+    const sent = session === null ? Promise.resolve() : session.quit({ deadline: now() + QUIT_GRACE_MS });
+    queueMicrotask(() => forget(conn));
+    const done = Promise.race([sent, grace])
       .catch(() => undefined)
       .then(() => {
         clearTimeout(timer);
-        conn.controller.abort();
-        forget(conn);
+        conn.controller.abort(DROPPED);
         quitting.delete(done);
       });
     quitting.add(done);
@@ -434,12 +548,14 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function dispatch(key: string): void {
     const state = states.get(key);
     if (state === undefined) return;
+    // A host backing off gets no new session; the ones already open carry on.
+    const paused = backoffOf(key) !== undefined;
     const blocked: Waiter[] = [];
     for (const waiter of state.waiters) {
       // No idle session of any kind and no free slot: nobody further back can be served either.
-      if (state.idle.length === 0 && state.conns.size >= perMx) break;
+      if (state.idle.length === 0 && (paused || state.conns.size >= perMx)) break;
       let conn = waiter.dedicated ? undefined : takeIdle(state, waiter.profile);
-      if (conn === undefined && state.conns.size < perMx) {
+      if (conn === undefined && !paused && state.conns.size < perMx) {
         conn = newConnection(key, waiter.target, waiter.profile, waiter.dedicated);
       }
       if (conn !== undefined) {
@@ -448,6 +564,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         waiter.grant(conn);
         continue;
       }
+      if (paused) continue; // no slot to make room for
       if (waiter.bypassed >= bypassLimit) {
         makeRoom(state);
         return;
@@ -509,6 +626,13 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       else state.waiters.push(waiter);
       dispatch(key);
       if (!waiter.queued) return;
+      const backoff = backoffOf(key);
+      if (backoff !== undefined && !live(state) && !mayWait(waiter, backoff)) {
+        state.waiters.remove(waiter);
+        if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
+        waiter.fail(backoffError(key, backoff));
+        return;
+      }
       timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
       unwatch = watchOptionalAbort(lease.signal, onExpire);
     });
@@ -541,7 +665,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function replace(conn: Connection): Connection {
     leaveIdle(conn);
     conn.closing = true;
-    conn.controller.abort();
+    conn.controller.abort(DROPPED);
     const state = stateOf(conn.key);
     state.conns.delete(conn);
     openCount -= 1;
@@ -605,6 +729,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     counters.rcpts += 1;
     const reply = await within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
     if (!positive(reply)) conn.rejects += 1;
+    noteBackoff(conn, reply);
     return reply;
   }
 
@@ -764,6 +889,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         }
         answered = true;
         if (!positive(result.value)) conn.rejects += 1;
+        noteBackoff(conn, result.value);
         if (group.retry452 && tooManyRecipients(result.value) && before + index > 0) {
           again.push({ waiter: member, reply: result.value });
           continue;
@@ -771,12 +897,17 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         member.resolve({ kind: 'reply', stage: 'rcpt', reply: result.value, reused: reused || index > 0 });
       }
     }
+    const cause = failed.length > 0 ? backoffReply(smtpReplyOf(failed[0]!.error)) : undefined;
+    if (cause !== undefined) startBackoff(conn.key, cause);
+    // While the host backs off, a member waits in line for the end when its budget outlasts it (each round
+    // costs a whole backoff, so its budget bounds the rounds); else a stale session's members get one retry.
+    const backoff = backoffOf(conn.key);
     const retry: Waiter[] = [];
     for (const { waiter, error } of failed) {
       const kind = error instanceof SmtpError ? error.kind : undefined;
       const stale = (reused && !answered) || (kind === 'rejected' && (reused || answered));
-      if (stale && !waiter.retried && !closed && kind !== 'aborted' && !expired(waiter.lease))
-        retry.push(waiter);
+      const again = backoff === undefined ? stale && !waiter.retried : mayWait(waiter, backoff);
+      if (again && !closed && kind !== 'aborted' && !expired(waiter.lease)) retry.push(waiter);
       else waiter.fail(error);
     }
     for (const waiter of retry.reverse()) requeue(conn, waiter);
@@ -799,6 +930,18 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     }
     if (session.usable) release(conn);
     else drop(conn);
+  }
+
+  /** A "too many errors" refusal answered as a value: the host backs off and this session is not reused. */
+  function noteBackoff(conn: Connection, reply: SmtpReply): void {
+    const cause = backoffReply(reply);
+    if (cause === undefined) return;
+    conn.rejects = Math.max(conn.rejects, maxRejects);
+    startBackoff(conn.key, cause);
+  }
+
+  function smtpReplyOf(error: unknown): SmtpReply | undefined {
+    return error instanceof SmtpError ? error.smtpReply : undefined;
   }
 
   /** Errors about the request rather than the connection: the session stays usable. */
@@ -830,8 +973,23 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
           waiter.fail(error);
           return;
         }
+        const cause = backoffReply(smtpReplyOf(error));
+        if (cause !== undefined) startBackoff(conn.key, cause);
         const aborted = error instanceof SmtpError && error.kind === 'aborted';
-        if (!reused || closed || aborted || expired(lease)) {
+        if (closed || aborted || expired(lease)) {
+          drop(conn);
+          waiter.fail(error);
+          return;
+        }
+        const backoff = backoffOf(conn.key);
+        if (backoff !== undefined) {
+          // No new session now: wait in line for the end of the backoff, or give way with this error.
+          drop(conn);
+          if (mayWait(waiter, backoff)) requeue(conn, waiter);
+          else waiter.fail(error);
+          return;
+        }
+        if (!reused) {
           drop(conn);
           waiter.fail(error);
           return;
@@ -852,6 +1010,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     },
     async close() {
       closed = true;
+      for (const backoff of backoffs.values()) clearTimeout(backoff.timer);
+      backoffs.clear();
       for (const state of [...states.values()]) {
         for (const waiter of state.waiters.drain()) {
           waiter.fail(new SmtpError('aborted', 'the verifier was disposed'));
@@ -859,7 +1019,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         for (const conn of [...state.conns]) {
           if (conn.closing) continue;
           if (state.idle.includes(conn)) retire(conn);
-          else conn.controller.abort();
+          else conn.controller.abort(DROPPED);
         }
       }
       if (openCount > 0) await new Promise<void>((resolve) => (drained = resolve));

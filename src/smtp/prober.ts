@@ -77,6 +77,8 @@ export interface ProberOptions {
   readonly maxRejectsPerSession?: number;
   /** How long idle sessions are kept, in milliseconds. @default 5000 */
   readonly idleSessionMs?: number;
+  /** How long a mail host is left alone after a `421` or "too many errors", in milliseconds. @default 30000 */
+  readonly mxBackoffMs?: number;
   /** How long a domain's catch-all answer is kept, in milliseconds. @default 3600000 */
   readonly catchAllTtlMs?: number;
   /** Clock in milliseconds (deadlines are measured by it). @default Date.now */
@@ -133,6 +135,7 @@ export function createProber(options: ProberOptions): Prober {
       ? {}
       : { maxRejectsPerSession: options.maxRejectsPerSession }),
     ...(options.idleSessionMs === undefined ? {} : { idleSessionMs: options.idleSessionMs }),
+    ...(options.mxBackoffMs === undefined ? {} : { mxBackoffMs: options.mxBackoffMs }),
   });
   const cache = createCatchAllCache({
     now,

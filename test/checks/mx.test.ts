@@ -1,8 +1,9 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { mxCheck } from '../../src/checks/mx.js';
 import { createCheckState } from '../../src/checks/state.js';
 import type { AddressParts, CheckState } from '../../src/checks/types.js';
+import { cachedResolver } from '../../src/dns/cached.js';
 import { createAddressGuard } from '../../src/dns/guard.js';
 import { nodeResolver } from '../../src/dns/node.js';
 import type { Resolver } from '../../src/dns/types.js';
@@ -340,6 +341,65 @@ describe('mxCheck through node:dns and a DNS server on loopback', () => {
       expect((await verdictFor('a@servfail.test')).verdict?.sub_status).toBe('dns_error');
       expect((await verdictFor('a@timeout.test')).verdict?.sub_status).toBe('dns_error');
       expect((await verdictFor('a@private.test')).verdict?.sub_status).toBe('unroutable_ip_address');
+    } finally {
+      resolver.close();
+      await server.close();
+    }
+  });
+});
+
+describe('mxCheck with every answer cached', () => {
+  it('decides synchronously, with no budget timer, and as the lookup path does', async () => {
+    let time = 1_000;
+    const resolver = cachedResolver(staticResolver(ZONE), { now: () => time });
+    const cold = stateFor('a@example.test', resolver, ALLOW_DOCS, () => time);
+    const first = mxCheck.run(cold);
+    expect(first).toBeInstanceOf(Promise); // nothing cached yet: lookups under a budget
+    expect(await first).toBeUndefined();
+
+    for (const email of ['a@nullmx.test', 'a@private.test'])
+      await run(stateFor(email, resolver, {}, () => time));
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      const warm = stateFor('b@example.test', resolver, ALLOW_DOCS, () => time);
+      const outcome = mxCheck.run(warm);
+      expect(outcome).toBeUndefined(); // not a promise: decided at once
+      expect(warm.mailHosts).toEqual(cold.mailHosts);
+      expect(warm.mx_record).toBe('mx-a.example.test');
+      for (const [email, sub] of [
+        ['a@nullmx.test', 'does_not_accept_mail'],
+        ['a@private.test', 'unroutable_ip_address'],
+      ] as const) {
+        expect((mxCheck.run(stateFor(email, resolver, {}, () => time)) as Verdict).sub_status).toBe(sub);
+      }
+      expect(timers).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
+
+    // Once an answer expires, the check looks it up again (and gets the same routing).
+    time += 3_600_001;
+    const expired = stateFor('c@example.test', resolver, ALLOW_DOCS, () => time);
+    const again = mxCheck.run(expired);
+    expect(again).toBeInstanceOf(Promise);
+    expect(await again).toBeUndefined();
+    expect(expired.mailHosts).toEqual(cold.mailHosts);
+  });
+
+  it('still times out against a DNS server that does not answer', async () => {
+    const server = await startDnsServer({
+      'slow.test': { mx: [{ priority: 10, exchange: 'mx.slow.test' }] },
+      'mx.slow.test': { fail: 'timeout' },
+    });
+    const resolver = cachedResolver(nodeResolver({ servers: [server.address], timeoutMs: 5_000, tries: 1 }));
+    try {
+      await resolver.mx('slow.test'); // the MX answer is cached, the host's address never comes
+      const started = performance.now();
+      const state = stateFor('b@slow.test', resolver, { timeoutMs: 300 }, Date.now);
+      const outcome = mxCheck.run(state);
+      expect(outcome).toBeInstanceOf(Promise); // the host's address is not cached
+      expect(await outcome).toEqual({ status: 'unknown', sub_status: 'timeout_exceeded' });
+      expect(performance.now() - started).toBeLessThan(2_000);
     } finally {
       resolver.close();
       await server.close();

@@ -143,6 +143,23 @@ describe('cachedResolver with a fake clock', () => {
     expect((await resolver.mx('example.test')).kind).toBe('records');
   });
 
+  it('peek() gives a cached answer at once, never a failure, a bad name or an expired answer', async () => {
+    const clock = fakeClock();
+    const inner = staticResolver(ZONE);
+    const resolver = cachedResolver(inner, { now: clock.now });
+    expect(resolver.peek('addresses', 'mx.example.test')).toBeUndefined();
+    const answer = await resolver.addresses('mx.example.test');
+    expect(resolver.peek('addresses', 'MX.example.test.')).toEqual(answer);
+    expect(resolver.peek('mx', 'mx.example.test')).toBeUndefined(); // another kind of lookup
+    await resolver.mx('broken.test').catch(() => undefined);
+    expect(resolver.peek('mx', 'broken.test')).toBeUndefined(); // remembered failures go through mx()
+    expect(resolver.peek('mx', 'not a name')).toBeUndefined();
+    expect(resolver.stats()).toMatchObject({ hits: 1, misses: 2 });
+    clock.advance(60_000);
+    expect(resolver.peek('addresses', 'mx.example.test')).toBeUndefined();
+    expect(inner.lookups).toHaveLength(3); // peek never asks
+  });
+
   it('does not remember failures with errorTtlMs 0', async () => {
     const inner = staticResolver(ZONE);
     const resolver = cachedResolver(inner, { errorTtlMs: 0 });

@@ -195,8 +195,11 @@ describe('RCPT cap and reconnection', () => {
     await pool.close();
   });
 
-  it('reconnects when a reused session answers 421, and the address gets its real answer', async () => {
-    const { mail, pool } = setup({ closeAfterRcpts: 2, rcpt: () => reply(550, '5.1.1 user unknown') });
+  it('with backoff off, reconnects when a reused session answers 421, and the address gets its real answer', async () => {
+    const { mail, pool } = setup(
+      { closeAfterRcpts: 2, rcpt: () => reply(550, '5.1.1 user unknown') },
+      { mxBackoffMs: 0 },
+    );
     await pool.rcpt(target, request('a@example.com'), lease());
     await pool.rcpt(target, request('b@example.com'), lease());
     const third = await pool.rcpt(target, request('c@example.com'), lease());
@@ -218,10 +221,46 @@ describe('RCPT cap and reconnection', () => {
 
   it('passes a 421 from a fresh session to the caller (who moves on to the next MX)', async () => {
     const { mail, pool } = setup({ closeAfterRcpts: 0 });
-    const failure = pool.rcpt(target, request('a@example.com'), lease());
+    const failure = pool.rcpt(target, request('a@example.com', { fallback: true }), lease());
     await expect(failure).rejects.toMatchObject({ kind: 'rejected', smtpReply: { code: 421 } });
     expect(mail.opens()).toBe(1);
     expect(pool.stats().open).toBe(0);
+    await pool.close();
+  });
+
+  it('backs off a host that refuses with "too many errors": no new session, the session is not reused', async () => {
+    let time = 1_000;
+    const { mail, pool } = setup(
+      {
+        rcpt: (recipient) =>
+          recipient.startsWith('b@')
+            ? reply(550, '5.7.1 Too many invalid recipients')
+            : reply(550, '5.1.1 user unknown'),
+      },
+      { mxBackoffMs: 10_000, now: () => time },
+    );
+    const deadline = () => time + 5_000;
+    await pool.rcpt(target, request('a@example.com'), { deadline: deadline() });
+    expect(await pool.rcpt(target, request('b@example.com'), { deadline: deadline() })).toMatchObject({
+      reply: { code: 550 },
+    });
+    expect(pool.stats().backoffs).toBe(1);
+    await settle();
+    // Nowhere else to go and a budget shorter than the backoff, or a next MX: it gives way at once.
+    await expect(pool.rcpt(target, request('c@example.com'), { deadline: deadline() })).rejects.toMatchObject(
+      {
+        kind: 'backoff',
+      },
+    );
+    await expect(
+      pool.rcpt(target, request('d@example.com', { fallback: true }), { deadline: time + 60_000 }),
+    ).rejects.toMatchObject({ kind: 'backoff' });
+    expect(mail.opens()).toBe(1);
+    time += 10_000; // the backoff is over
+    expect(await pool.rcpt(target, request('e@example.com'), { deadline: deadline() })).toMatchObject({
+      reused: false,
+    });
+    expect(mail.opens()).toBe(2);
     await pool.close();
   });
 
