@@ -10,6 +10,7 @@ import { createWorker, type FleetWorker } from '../../src/bullmq/worker.js';
 import { nodeResolver } from '../../src/dns/node.js';
 import { postgresStore } from '../../src/postgres/pg.js';
 import type { VerificationResult } from '../../src/result.js';
+import { tcpTransport } from '../../src/smtp/tcp.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
@@ -112,6 +113,181 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       await jobs.close();
       await workerStore.close?.();
       for (const v of verifiers) await v.dispose();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 120_000);
+
+  it('serves a job from two API nodes: created on one, read, extended and streamed on the other', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const stores = await Promise.all(
+      [0, 1, 2].map(() => postgresStore({ connectionString: POSTGRES_URL!, schema })),
+    );
+    const [one, two] = stores
+      .slice(0, 2)
+      .map(
+        (store) => new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) }),
+      );
+    const v = verifier();
+    let worker: FleetWorker | undefined;
+    try {
+      await one!.opened();
+      await two!.opened();
+      const completes: string[] = [];
+      one!.on('complete', (job) => completes.push(`one ${job.id}`));
+      two!.on('complete', (job) => completes.push(`two ${job.id}`));
+      const job = await one!.create({ name: 'shared', emails: emails.slice(0, 500), autoStart: false });
+      expect(await two!.get(job.id)).toMatchObject({
+        id: job.id,
+        name: 'shared',
+        status: 'queued',
+        total: 500,
+      });
+      expect((await two!.list()).jobs.map((listed) => listed.id)).toEqual([job.id]);
+      await two!.add(job.id, emails.slice(500, 1000));
+      await two!.start(job.id);
+      worker = await createWorker({ connection: REDIS_URL!, prefix, store: stores[2]!, verifier: v });
+      const streamed: VerificationResult[] = [];
+      for await (const result of two!.stream(job.id)) streamed.push(result);
+      expect(brief(streamed)).toEqual(expected.slice(0, 1000));
+      expect(await one!.get(job.id)).toMatchObject({ status: 'complete', completed: 1000 });
+      await expect.poll(() => completes.sort()).toEqual([`one ${job.id}`, `two ${job.id}`]);
+    } finally {
+      await worker?.close();
+      await one!.close();
+      await two!.close();
+      await stores[2]!.close?.();
+      await v.dispose();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 120_000);
+
+  it('retries a greylisted address from the worker (egress address) that was greylisted', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const mailboxes = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`grey${i}`, 'ok' as const]));
+    const grey = await startSmtpServer({ host: '127.0.0.20', mailboxes, greylistClientMs: 200 });
+    const greyDns = await startDnsServer({
+      'grey.test': { mx: [{ priority: 10, exchange: 'mx.grey.test' }] },
+      'mx.grey.test': { a: ['127.0.0.20'] },
+    } as Parameters<typeof startDnsServer>[0]);
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const jobs = new BulkJobManager({
+      store,
+      runner: bullmqRunner({ connection: REDIS_URL!, prefix, chunkSize: 2 }),
+    });
+    const egress = ['127.0.0.21', '127.0.0.22'];
+    const verifiers = egress.map((localAddress) =>
+      createVerifier({
+        resolver: nodeResolver({ servers: [greyDns.address] }),
+        smtpPort: grey.port,
+        allowAddresses: ['127.0.0.0/8'],
+        allowTlds: ['test'],
+        catchAll: false,
+        transport: tcpTransport({ localAddress }),
+      }),
+    );
+    const workers: FleetWorker[] = [];
+    try {
+      await jobs.opened();
+      for (const [i, v] of verifiers.entries()) {
+        workers.push(
+          await createWorker({
+            connection: REDIS_URL!,
+            prefix,
+            store: workerStore,
+            verifier: v,
+            id: `egress${i}`,
+            concurrency: 2,
+          }),
+        );
+      }
+      const addresses = Object.keys(mailboxes).map((local) => `${local}@grey.test`);
+      const job = await jobs.create({ emails: addresses, greylistRetry: { delaysMs: [400, 400] } });
+      const results: VerificationResult[] = [];
+      for await (const result of jobs.stream(job.id)) results.push(result);
+      expect(results.map((result) => result.sub_status === 'greylisted')).toEqual(addresses.map(() => false));
+      expect(results.every((result) => result.status === 'valid')).toBe(true);
+      // Each address was greylisted once, then accepted from the same client address.
+      const clients = new Map<string, string[]>();
+      for (const { recipient, client } of grey.rcptClients()) {
+        clients.set(recipient, [...(clients.get(recipient) ?? []), client]);
+      }
+      for (const address of addresses) {
+        const seen = clients.get(address) ?? [];
+        expect(seen.length).toBeGreaterThanOrEqual(2);
+        expect(new Set(seen).size).toBe(1);
+        expect(egress).toContain(seen[0]);
+      }
+      // Both workers took part, so a retry from the other one would have been noticed.
+      expect(new Set([...clients.values()].map((seen) => seen[0])).size).toBe(2);
+    } finally {
+      for (const worker of workers) await worker.close();
+      await jobs.close();
+      await workerStore.close?.();
+      for (const v of verifiers) await v.dispose();
+      await grey.close();
+      await greyDns.close();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 120_000);
+
+  it('hands a greylisting retry to any worker once the greylisted one is gone past the deadline', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const mailboxes = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`late${i}`, 'ok' as const]));
+    const grey = await startSmtpServer({ host: '127.0.0.23', mailboxes, greylistClientMs: 200 });
+    const greyDns = await startDnsServer({
+      'late.test': { mx: [{ priority: 10, exchange: 'mx.late.test' }] },
+      'mx.late.test': { a: ['127.0.0.23'] },
+    } as Parameters<typeof startDnsServer>[0]);
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const runner = bullmqRunner({ connection: REDIS_URL!, prefix, reconcileMs: 200, retryFallbackMs: 300 });
+    const jobs = new BulkJobManager({ store, runner });
+    const verifiers = ['127.0.0.24', '127.0.0.25'].map((localAddress) =>
+      createVerifier({
+        resolver: nodeResolver({ servers: [greyDns.address] }),
+        smtpPort: grey.port,
+        allowAddresses: ['127.0.0.0/8'],
+        allowTlds: ['test'],
+        catchAll: false,
+        transport: tcpTransport({ localAddress }),
+      }),
+    );
+    const start = (i: number) =>
+      createWorker({
+        connection: REDIS_URL!,
+        prefix,
+        store: workerStore,
+        verifier: verifiers[i]!,
+        id: `late${i}`,
+      });
+    let second: FleetWorker | undefined;
+    try {
+      await jobs.opened();
+      const first = await start(0);
+      const addresses = Object.keys(mailboxes).map((local) => `${local}@late.test`);
+      const job = await jobs.create({ emails: addresses, greylistRetry: { delaysMs: [500, 500] } });
+      await expect.poll(async () => (await jobs.get(job.id))?.retries.waiting, { timeout: 10_000 }).toBe(10);
+      await first.close(); // gone, with its retries on its own queue
+      second = await start(1);
+      const results: VerificationResult[] = [];
+      for await (const result of jobs.stream(job.id)) results.push(result);
+      expect(results.map((result) => result.status)).toEqual(addresses.map(() => 'valid'));
+      const late = grey.rcptClients().filter(({ client }) => client === '127.0.0.25');
+      expect(new Set(late.map(({ recipient }) => recipient)).size).toBe(10);
+    } finally {
+      await second?.close();
+      await jobs.close();
+      await workerStore.close?.();
+      for (const v of verifiers) await v.dispose();
+      await grey.close();
+      await greyDns.close();
       await deletePrefix(prefix);
       await dropPostgresSchema(schema);
     }
