@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { exceptionResult, isResult } from '../bulk/job.js';
 import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
 import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
-import { OptionsError } from '../errors.js';
+import { MailvetError, OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import type { VerificationResult } from '../result.js';
 import { createVerifier, type Verifier } from '../verifier.js';
@@ -115,12 +115,21 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     throw new OptionsError('verifier', 'must have a verify() method');
   }
   const { bullmq, redis } = await loadQueue();
+  const onError = options.onError ?? (() => {});
+  // Heartbeats and events: commands fail (and are reported) rather than wait while Redis is away.
+  const client: Redis = redis({ ...keys.redis, maxRetriesPerRequest: 1 });
+  client.on('error', () => {}); // reconnects; the commands report
+  try {
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw new MailvetError('queue_unavailable', `the queue's Redis does not answer: ${String(error)}`, {
+      cause: error,
+    });
+  }
   const owned: Verifier | undefined =
     options.verifier === undefined ? createVerifier(options.verifierOptions ?? {}) : undefined;
   const verifier: BulkVerifier = options.verifier ?? owned!;
-  const onError = options.onError ?? (() => {});
-  const client: Redis = redis(keys.redis);
-  client.on('error', onError);
   const retryQueueName = keys.retryQueue(id);
   const retries: Queue = new bullmq.Queue(retryQueueName, { connection: keys.redis, prefix: keys.prefix });
   retries.on('error', onError);

@@ -292,4 +292,53 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       await dropPostgresSchema(schema);
     }
   }, 120_000);
+
+  it('waits out a store that fails (PostgreSQL unreachable) and still writes each position once', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const real = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    let failures = 6;
+    const unreachable = () => new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    const flaky: typeof real = {
+      ...real,
+      async fleetState(id, positions) {
+        if (failures-- > 0) throw unreachable();
+        return real.fleetState(id, positions);
+      },
+      async fleetCommit(id, positions, results, retries, now) {
+        if (failures-- > 0) throw unreachable();
+        return real.fleetCommit(id, positions, results, retries, now);
+      },
+    };
+    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
+    const v = verifier();
+    const errors: unknown[] = [];
+    let worker: FleetWorker | undefined;
+    try {
+      await jobs.opened();
+      worker = await createWorker({
+        connection: REDIS_URL!,
+        prefix,
+        store: flaky,
+        verifier: v,
+        onError: (error) => errors.push(error),
+      });
+      const job = await jobs.create({ emails: emails.slice(0, 600) });
+      const streamed: VerificationResult[] = [];
+      for await (const result of jobs.stream(job.id)) streamed.push(result);
+      expect(brief(streamed)).toEqual(expected.slice(0, 600));
+      const done = await jobs.get(job.id);
+      expect(done).toMatchObject({ status: 'complete', completed: 600 });
+      expect(Object.values(done!.counts).reduce((a, b) => a + b, 0)).toBe(600);
+      expect(errors.filter((error) => String(error).includes('ECONNREFUSED'))).toHaveLength(6);
+    } finally {
+      await worker?.close();
+      await jobs.close();
+      await real.close?.();
+      await v.dispose();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 120_000);
 });
