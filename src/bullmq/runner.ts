@@ -300,7 +300,7 @@ class FleetJobs implements RunnerJobs {
           throw new LimitError('maxJobs', maxJobs, 'too many jobs are held; delete finished ones');
       }),
     );
-    if (status === 'processing') await this.#enqueueInputs(open, id);
+    if (status === 'processing') await this.#queueSoon(open, id);
     if (status === 'complete') await this.#announce(open, { event: 'complete', id });
     return snapshot(liveJobOf(record));
   }
@@ -325,7 +325,7 @@ class FleetJobs implements RunnerJobs {
       }),
     );
     if (record === undefined) throw new JobNotFoundError(id);
-    if (record.status === 'processing') await this.#enqueueInputs(open, id);
+    if (record.status === 'processing') await this.#queueSoon(open, id);
     await this.#announce(open, { event: 'progress', id });
     return this.#snapshot(record);
   }
@@ -341,7 +341,7 @@ class FleetJobs implements RunnerJobs {
       }),
     );
     if (started === undefined) throw new JobNotFoundError(id);
-    if (started.record.status === 'processing') await this.#enqueueInputs(open, id);
+    if (started.record.status === 'processing') await this.#queueSoon(open, id);
     if (started.completed) await this.#announce(open, { event: 'complete', id });
     return this.#snapshot(started.record);
   }
@@ -482,6 +482,14 @@ class FleetJobs implements RunnerJobs {
   }
 
   // --- the queue ---
+
+  /**
+   * Queues the new inputs of job `id` now; if Redis refuses, the inputs are committed already and the next
+   * reconcile pass queues them, so the call that added them still succeeds.
+   */
+  async #queueSoon(open: Open, id: string): Promise<void> {
+    await this.#enqueueInputs(open, id).catch(() => {});
+  }
 
   /** Puts the inputs of `id` (of every job, without an id) that no chunk holds yet on the queue. */
   async #enqueueInputs(open: Open, id?: string): Promise<void> {

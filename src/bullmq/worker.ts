@@ -164,6 +164,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
         clearInterval(heartbeat);
         await Promise.all(workers.map((worker) => worker.close()));
         await client.del(`${keys.workers}${id}`).catch(onError);
+        await forgetIfEmpty(retries).catch(onError);
         await retries.close();
         client.disconnect();
         await owned?.dispose();
@@ -171,6 +172,12 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
       return closed;
     },
   };
+}
+
+/** Removes a stopped worker's retry queue from Redis when nothing waits in it (else the fallback needs it). */
+async function forgetIfEmpty(queue: Queue): Promise<void> {
+  const counts = await queue.getJobCounts();
+  if (Object.values(counts).every((count) => count === 0)) await queue.obliterate({ force: true });
 }
 
 /** The work of one chunk. */

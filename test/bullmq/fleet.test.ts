@@ -2,6 +2,7 @@
  * The fleet as a library: a manager with the bullmq runner and two in-process workers verify a job against
  * loopback DNS and SMTP servers; every position has exactly one result, equal to the in-process runner's.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { Job } from '../../src/bulk/types.js';
@@ -108,6 +109,12 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(brief(await jobs.results(job.id))).toEqual(expected);
       await expect.poll(() => completes.length).toBe(1);
       expect(completes[0]).toMatchObject({ id: job.id, status: 'complete' });
+      for (const worker of workers.splice(0)) await worker.close();
+      expect(await jobs.fleetHealth()).toEqual({ queue: 'up', workers: 0 });
+      // A stopped worker with no retry waiting leaves no queue of its own behind.
+      const redis = new Redis(REDIS_URL!);
+      expect(await redis.keys(`${prefix}:verify-retry-*`)).toEqual([]);
+      redis.disconnect();
     } finally {
       for (const worker of workers) await worker.close();
       await jobs.close();
