@@ -12,7 +12,8 @@ import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
 import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
 import { MailvetError, OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
-import type { VerificationResult } from '../result.js';
+import { type VerificationResult, verdictOf } from '../result.js';
+import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type ChunkData, isChunkData } from './chunks.js';
 import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
@@ -38,6 +39,12 @@ export interface FleetWorkerOptions extends FleetOptions {
    * worker dies, another takes the chunk over after about this. @default 30000
    */
   readonly lockMs?: number;
+  /**
+   * The worker's own bound on one verification, in milliseconds (10-86,400,000): past it the position ends
+   * `unknown`/`timeout_exceeded`, whatever the verifier does later, so a verifier that never answers cannot hold a
+   * chunk. Keep it above the verifier's own `timeoutMs`. @default 120000
+   */
+  readonly verificationTimeoutMs?: number;
   /** How often the worker writes its heartbeat, in milliseconds (it lives 3 times as long). @default 5000 */
   readonly heartbeatMs?: number;
   /** This worker's id, in its retry queue's name and its heartbeat: `A-Z a-z 0-9 _ -`. @default host-pid-random */
@@ -66,6 +73,7 @@ export const WORKER_DEFAULTS = Object.freeze({
   perChunkConcurrency: 4,
   lockMs: 30_000,
   heartbeatMs: 5000,
+  verificationTimeoutMs: 120_000,
 });
 
 /** Longest wait between two tries of an unreachable store. */
@@ -104,6 +112,13 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     1000,
   );
   const lockMs = int(options.lockMs, 'lockMs', WORKER_DEFAULTS.lockMs, 1000, 600_000);
+  const timeoutMs = int(
+    options.verificationTimeoutMs,
+    'verificationTimeoutMs',
+    WORKER_DEFAULTS.verificationTimeoutMs,
+    10,
+    86_400_000,
+  );
   const heartbeatMs = int(options.heartbeatMs, 'heartbeatMs', WORKER_DEFAULTS.heartbeatMs, 100, 600_000);
   const id =
     options.id ??
@@ -133,7 +148,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
   const retryQueueName = keys.retryQueue(id);
   const retries: Queue = new bullmq.Queue(retryQueueName, { connection: keys.redis, prefix: keys.prefix });
   retries.on('error', onError);
-  const run = new ChunkRun(options.store, verifier, perChunk, keys, client, retries, onError);
+  const run = new ChunkRun(options.store, verifier, perChunk, timeoutMs, keys, client, retries, onError);
   const settings = {
     connection: keys.redis,
     prefix: keys.prefix,
@@ -186,6 +201,7 @@ class ChunkRun {
     private readonly store: FleetJobStore,
     private readonly verifier: BulkVerifier,
     private readonly perChunk: number,
+    private readonly timeoutMs: number,
     private readonly keys: FleetKeys,
     private readonly client: Redis,
     private readonly retries: Queue,
@@ -263,11 +279,20 @@ class ChunkRun {
   }
 
   private async verifyOne(email: string): Promise<VerificationResult> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<VerificationResult>((resolve) => {
+      timer = setTimeout(
+        () => resolve(verdictOnlyResult(email, verdictOf('timeout_exceeded'))),
+        this.timeoutMs,
+      );
+    });
     try {
-      const result = await this.verifier.verify(email);
+      const result = await Promise.race([Promise.resolve(this.verifier.verify(email)), late]);
       return isResult(result) ? result : exceptionResult(email);
     } catch {
       return exceptionResult(email);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -348,4 +348,41 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       await dropPostgresSchema(schema);
     }
   }, 120_000);
+
+  it('bounds a verification that never answers (verificationTimeoutMs)', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
+    const v = verifier();
+    const hanging = {
+      verify: (email: string) => (email.startsWith('hang@') ? new Promise<never>(() => {}) : v.verify(email)),
+    };
+    let worker: FleetWorker | undefined;
+    try {
+      await jobs.opened();
+      worker = await createWorker({
+        connection: REDIS_URL!,
+        prefix,
+        store: workerStore,
+        verifier: hanging,
+        verificationTimeoutMs: 2000,
+      });
+      const job = await jobs.create({ emails: ['hang@d0.fleet.test', emails[0]!] });
+      const results: VerificationResult[] = [];
+      for await (const result of jobs.stream(job.id)) results.push(result);
+      expect(results.map(({ status, sub_status }) => ({ status, sub_status }))).toEqual([
+        { status: 'unknown', sub_status: 'timeout_exceeded' },
+        { status: expected[0]!.status, sub_status: expected[0]!.sub_status },
+      ]);
+    } finally {
+      await worker?.close();
+      await jobs.close();
+      await workerStore.close?.();
+      await v.dispose();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 60_000);
 });
