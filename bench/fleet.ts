@@ -161,6 +161,9 @@ console.log(
   `fleet bench: ${shape.addresses} addresses, ${shape.domains} domains on ${shape.mxHosts} MX hosts, ` +
     `${shape.delayMs} ms per SMTP reply, per-MX concurrency ${perMx} per verifier`,
 );
+console.log(
+  `command: npx tsx bench/fleet.ts --addresses ${shape.addresses} --domains ${shape.domains} --mx-hosts ${shape.mxHosts} --delay-ms ${shape.delayMs} --per-mx ${perMx} --workers ${values.workers}`,
+);
 console.log('runner                 wall s   addr/s   vs 1 worker   vs in-process');
 for (const row of rows) {
   const vsOne = one === undefined ? '' : `${(rate(row.wallMs) / rate(one.wallMs)).toFixed(2)}x`;

@@ -257,7 +257,7 @@ describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailv
     }
   }, 300_000);
 
-  it('completes exactly once after a worker and the API node are SIGKILLed and Redis loses its keys', async () => {
+  it('completes exactly once after a worker and the API node are SIGKILLed, Redis loses its keys and a worker is SIGTERMed', async () => {
     const fleet = new Fleet();
     try {
       let api = await fleet.api();
@@ -271,6 +271,12 @@ describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailv
       await waitFor(api.url, created.id, (job) => job.completed >= 15_000);
       expect(await deletePrefix(fleet.prefix)).toBeGreaterThan(0); // Redis lost its data
       await fleet.worker('c');
+      await waitFor(api.url, created.id, (job) => job.completed >= 20_000);
+      // SIGTERM: the worker finishes its chunks and stops cleanly.
+      const stopped = new Promise<number | null>((resolve) => workers[1]!.child.once('exit', resolve));
+      await fleet.kill(workers[1]!, 'SIGTERM');
+      expect(await stopped).toBe(0);
+      expect(workers[1]!.output()).toMatch(/mailvet worker stopped/);
       await expectExactlyOnce(api.url, created.id);
     } finally {
       await fleet.close();
