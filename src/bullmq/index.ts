@@ -5,7 +5,7 @@
  * See docs/scaling.md.
  * @module
  */
-export { type ChunkData, chunksOf } from './chunks.js';
+export { type ChunkData, type ChunkItem, chunksOf } from './chunks.js';
 export { deleteFleetKeys, type FleetConnection, type FleetOptions } from './connection.js';
 export { type BullmqRunnerOptions, bullmqRunner, RUNNER_DEFAULTS } from './runner.js';
 export { createWorker, type FleetWorker, type FleetWorkerOptions, WORKER_DEFAULTS } from './worker.js';
