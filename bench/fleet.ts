@@ -130,14 +130,25 @@ async function fleet(workers: number): Promise<number> {
       proc.kill('SIGTERM');
       await exited;
     }
-    await jobs.close();
-    const redis = new Redis(redisUrl);
+    await jobs.close().catch((error: unknown) => console.error(`closing the API node: ${String(error)}`));
+    await cleanUp(prefix, schema);
+  }
+}
+
+/** Deletes the run's Redis keys and PostgreSQL schema, each whatever happened to the other. */
+async function cleanUp(prefix: string, schema: string): Promise<void> {
+  const redis = new Redis(redisUrl);
+  try {
     await deleteFleetKeys(redis, prefix);
+  } finally {
     redis.disconnect();
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    } finally {
+      await client.end();
+    }
   }
 }
 
