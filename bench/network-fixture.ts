@@ -42,6 +42,8 @@ export interface NetworkFixture {
   readonly shape: Required<NetworkWorkloadOptions>;
   /** Verifier options that reach the fixture: a fresh cached resolver each call, loopback transport. */
   verifierOptions(): VerifyOptions;
+  /** Where the servers listen, for verifiers in other processes: `127.0.0.1:PORT` of DNS, SMTP port per host. */
+  endpoints(): { readonly dns: string; readonly ports: Readonly<Record<string, number>> };
   /** Connections accepted and `RCPT TO` commands received so far, per host. */
   smtpCounters(): Promise<ScriptedHostCounters[]>;
   /** DNS questions received so far. */
@@ -132,6 +134,7 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
   return {
     emails,
     shape,
+    endpoints: () => ({ dns: dns.address, ports }),
     verifierOptions: () => ({
       resolver: cachedResolver(nodeResolver({ servers: [dns.address] })),
       transport: loopbackTransport(ports),

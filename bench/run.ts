@@ -16,6 +16,7 @@ const BENCHES: Record<string, string[]> = {
   loop: ['--import', 'tsx', 'bench/loop.ts'],
   pool: ['--import', 'tsx', 'bench/pool.ts'],
   store: ['--import', 'tsx', 'bench/store.ts'],
+  fleet: ['--import', 'tsx', 'bench/fleet.ts'],
 };
 
 const wanted = process.argv.slice(2);

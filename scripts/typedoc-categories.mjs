@@ -9,6 +9,7 @@ import { Comment, CommentTag, Converter, ReflectionKind } from 'typedoc';
 const CATEGORIES = [
   ['src/bulk/', 'Bulk jobs'],
   ['src/postgres/', 'Durable job stores (mailvet/postgres)'],
+  ['src/bullmq/', 'Worker fleet (mailvet/bullmq)'],
   ['src/http/', 'HTTP adapter'],
   ['src/dns/', 'DNS (Resolver seam)'],
   ['src/doctor/', 'Host diagnostics (doctor)'],

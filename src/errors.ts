@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   store_error: 500,
   store_unavailable: 503,
   lease_lost: 409,
+  queue_unavailable: 503,
   webhook_refused: 422,
 } as const;
 

@@ -22,6 +22,18 @@ export { BulkJobManager } from './bulk/manager.js';
 export { memoryJobStore } from './bulk/memory-store.js';
 export { BULK_DEFAULTS } from './bulk/options.js';
 export {
+  type FleetChunkState,
+  type FleetCommitted,
+  type FleetHealth,
+  type FleetJobStore,
+  isFleetStore,
+  type JobRunner,
+  type OverdueRetry,
+  type RunnerContext,
+  type RunnerJobs,
+  type UnqueuedInputs,
+} from './bulk/runner.js';
+export {
   type Awaitable,
   type BulkJobManagerApi,
   type BulkJobManagerOptions,

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -33,5 +34,34 @@ describe('the published package', () => {
     expect(build.compilerOptions.sourceMap).not.toBe(true);
     expect(build.compilerOptions.declarationMap).not.toBe(true);
     expect(build.compilerOptions.inlineSourceMap).not.toBe(true);
+  });
+
+  it('exports mailvet/bullmq, whose bullmq and ioredis are optional peers that only it loads', async () => {
+    const pkg = JSON.parse(await readFile('package.json', 'utf8')) as {
+      exports: Record<string, unknown>;
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.exports['./bullmq']).toEqual({
+      types: './dist/bullmq/index.d.ts',
+      default: './dist/bullmq/index.js',
+    });
+    for (const name of ['bullmq', 'ioredis']) {
+      expect(pkg.peerDependencies[name]).toBeDefined();
+      expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
+      expect(pkg.dependencies[name]).toBeUndefined();
+    }
+    const entry = (await import('../dist/bullmq/index.js')) as Record<string, unknown>;
+    expect(typeof entry.bullmqRunner).toBe('function');
+    expect(typeof entry.createWorker).toBe('function');
+    // Outside dist/bullmq, nothing names the packages (the CLI reaches them through dist/bullmq, lazily).
+    const offenders: string[] = [];
+    for (const file of await readdir('dist', { recursive: true })) {
+      if (!file.endsWith('.js') || file.startsWith('bullmq/')) continue;
+      const text = await readFile(join('dist', file), 'utf8');
+      if (/['"](bullmq|ioredis)['"]/.test(text)) offenders.push(file);
+    }
+    expect(offenders).toEqual([]);
   });
 });

@@ -32,6 +32,7 @@ import {
 } from './job.js';
 import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
 import { RetrySchedule, type WaitingRetry } from './retry.js';
+import type { FleetHealth, RunnerJobs } from './runner.js';
 import { hashedSeenIndex } from './seen-index.js';
 import type {
   BulkJobManagerApi,
@@ -103,8 +104,11 @@ const noop = (): void => {};
  */
 export class BulkJobManager implements BulkJobManagerApi {
   readonly #options: ResolvedBulkOptions;
-  readonly #verifier: BulkVerifier;
+  /** The verifier; `undefined` when a runner verifies elsewhere. */
+  readonly #verifier: BulkVerifier | undefined;
   readonly #ownedVerifier: Verifier | undefined;
+  /** The runner's jobs, when a runner is given: every public method is forwarded to them. */
+  readonly #runner: RunnerJobs | undefined;
   readonly #jobs = new Map<string, LiveJob>();
   readonly #ready = new Deque<LiveJob>();
   readonly #listeners: Record<JobEventName, Set<JobListener>> = {
@@ -135,20 +139,30 @@ export class BulkJobManager implements BulkJobManagerApi {
   /** Validates `options` (an `OptionsError` names a bad one) and, unless one is given, makes a verifier. */
   constructor(options: BulkJobManagerOptions = {}) {
     this.#options = resolveBulkOptions(options);
+    const runner = this.#options.runner;
+    if (runner !== undefined && options.webhooks !== undefined) {
+      throw new OptionsError('webhooks', `cannot be used with the ${runner.name} runner yet`);
+    }
+    this.#runner = runner?.open(this.#options);
     this.#webhooks =
       options.webhooks === undefined ? undefined : createWebhookNotifier(this, options.webhooks);
     if (this.#options.verifier !== undefined) {
       this.#verifier = this.#options.verifier;
-    } else {
+    } else if (this.#runner === undefined) {
       this.#ownedVerifier = createVerifier(this.#options.verifierOptions);
       this.#verifier = this.#ownedVerifier;
     }
     const store = this.#options.store;
-    this.#durable = isDurableStore(store) ? store : undefined;
+    this.#durable = this.#runner === undefined && isDurableStore(store) ? store : undefined;
     this.#recovering = this.#durable !== undefined;
-    this.#opened = this.#durable === undefined ? Promise.resolve() : this.#recover(this.#durable);
+    this.#opened =
+      this.#runner !== undefined
+        ? this.#runner.opened()
+        : this.#durable === undefined
+          ? Promise.resolve()
+          : this.#recover(this.#durable);
     this.#opened.then(
-      () => this.#watchRetention(),
+      () => (this.#runner === undefined ? this.#watchRetention() : undefined),
       () => {}, // reported by every call that awaits it
     );
   }
@@ -167,6 +181,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * database answers a trivial query within `timeoutMs` and `down` otherwise.
    */
   async storeHealth(timeoutMs = 2000): Promise<StoreHealth> {
+    if (this.#runner !== undefined) return this.#runner.storeHealth(timeoutMs);
     const store = this.#durable;
     if (store === undefined) return 'memory';
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -184,10 +199,19 @@ export class BulkJobManager implements BulkJobManagerApi {
   }
 
   /**
+   * The worker fleet's state for `GET /healthz` (its queue, and how many workers have a live heartbeat);
+   * `undefined` without a runner.
+   */
+  async fleetHealth(timeoutMs = 2000): Promise<FleetHealth | undefined> {
+    return this.#runner?.fleetHealth(timeoutMs);
+  }
+
+  /**
    * Creates a job and returns it as created (`queued`). With addresses and `autoStart` (the default) it moves
    * to `processing` as soon as its first verification starts.
    */
   async create(input?: CreateJobInput): Promise<Job> {
+    if (this.#runner !== undefined) return this.#runner.create(input);
     this.#assertOpen();
     const fields = createInput(input);
     await this.#whenOpen();
@@ -251,6 +275,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * `failed` job.
    */
   async add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job> {
+    if (this.#runner !== undefined) return this.#runner.add(id, emails, access);
     this.#assertOpen();
     await this.#whenOpen();
     const job = this.#find(id, access);
@@ -290,6 +315,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * is `complete` at once (so that polling it ends); an `add` reopens it. Throws `job_finished` for a `failed` job.
    */
   async start(id: string, access?: JobAccess): Promise<Job> {
+    if (this.#runner !== undefined) return this.#runner.start(id, access);
     this.#assertOpen();
     await this.#whenOpen();
     const job = this.#find(id, access);
@@ -306,6 +332,7 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** The job, or `undefined` when it is missing, deleted or another owner's. */
   async get(id: string, access?: JobAccess): Promise<Job | undefined> {
+    if (this.#runner !== undefined) return this.#runner.get(id, access);
     await this.#whenOpen();
     const job = this.#visible(id, ownerOf(access));
     if (job === undefined) return undefined;
@@ -316,6 +343,7 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** The caller's jobs, oldest first, one page at a time. */
   async list(options?: ListJobsOptions): Promise<JobList> {
+    if (this.#runner !== undefined) return this.#runner.list(options);
     const fields = readOptions(options);
     const owner = ownerOf(options);
     const { offset, limit } = paging(fields);
@@ -334,6 +362,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * are skipped.
    */
   async results(id: string, options?: ResultsOptions): Promise<VerificationResult[]> {
+    if (this.#runner !== undefined) return this.#runner.results(id, options);
     const fields = readOptions(options);
     const { offset, limit } = paging(fields);
     const partial = fields.partial ?? false;
@@ -361,6 +390,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * thrown; if it is deleted, `job_not_found`.
    */
   stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult> {
+    if (this.#runner !== undefined) return this.#runner.stream(id, options);
     const fields = readOptions(options);
     const { offset } = paging(fields);
     if (this.#recovering) return this.#streamOnceOpen(id, options, offset);
@@ -378,6 +408,7 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** Stops the job's work (verifications in flight finish and are dropped) and forgets it and its results. */
   async delete(id: string, access?: JobAccess): Promise<void> {
+    if (this.#runner !== undefined) return this.#runner.delete(id, access);
     await this.#whenOpen();
     const job = this.#find(id, access);
     this.#forget(job);
@@ -395,6 +426,7 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** Subscribes `listener` to `event`; returns a function that unsubscribes it. */
   on(event: JobEventName, listener: JobListener): () => void {
+    if (this.#runner !== undefined) return this.#runner.on(event, listener);
     if (!EVENTS.includes(event)) throw new JobInputError('event', `must be one of ${EVENTS.join(', ')}`);
     if (typeof listener !== 'function') throw new JobInputError('listener', 'must be a function');
     const listeners = this.#listeners[event];
@@ -413,7 +445,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * Reads keep working as far as the store allows (the memory store does). Idempotent.
    */
   close(): Promise<void> {
-    this.#closed ??= this.#shutDown();
+    this.#closed ??= this.#runner?.close() ?? this.#shutDown();
     return this.#closed;
   }
 
@@ -807,7 +839,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     this.#watchDeadlines();
     let pending: Promise<VerificationResult>;
     try {
-      pending = Promise.resolve(this.#verifier.verify(task.email));
+      pending = Promise.resolve(this.#verifier!.verify(task.email)); // set whenever jobs run in process
     } catch (error) {
       pending = Promise.reject(error);
     }

@@ -5,6 +5,7 @@
 import { OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import { memoryJobStore } from './memory-store.js';
+import type { JobRunner } from './runner.js';
 import type { BulkJobManagerOptions, BulkVerifier, Clock, JobStore } from './types.js';
 
 /** The documented defaults of {@link BulkJobManagerOptions}. */
@@ -38,6 +39,7 @@ export interface ResolvedBulkOptions {
   readonly store: JobStore;
   readonly clock: Clock;
   readonly ids: () => string;
+  readonly runner: JobRunner | undefined;
 }
 
 const KNOWN_KEYS = new Set([
@@ -57,6 +59,7 @@ const KNOWN_KEYS = new Set([
   'retentionMs',
   'clock',
   'ids',
+  'runner',
 ]);
 
 /** Largest job the manager accepts at all (positions are kept in 32-bit columns). */
@@ -202,5 +205,6 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
       memoryJobStore(),
     clock: withMethods<Clock>(options.clock, 'clock', ['now', 'setTimeout', 'clearTimeout']) ?? SYSTEM_CLOCK,
     ids: options.ids ?? randomIds,
+    runner: withMethods<JobRunner>(options.runner, 'runner', ['open']),
   };
 }

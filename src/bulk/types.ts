@@ -7,6 +7,7 @@ import type { VerifyOptions } from '../options.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
 import type { WebhookNotifierOptions } from '../webhooks/notifier.js';
+import type { FleetHealth, JobRunner } from './runner.js';
 
 /**
  * The state of a job. The only transitions are `queued → processing → complete`, `queued → complete` (started
@@ -224,6 +225,13 @@ export interface BulkJobManagerOptions {
   readonly clock?: Clock;
   /** Makes job ids: each must be 1-128 characters of `A-Z a-z 0-9 _ -`. @default () => crypto.randomUUID() */
   readonly ids?: () => string;
+  /**
+   * Where jobs are verified: without one, in this process (the manager's own verifier, concurrency and
+   * greylisting). A runner such as `bullmqRunner` (`mailvet/bullmq`) serves the jobs from its store and hands
+   * their verification to a worker fleet; the verification options of this manager are then not used.
+   * See docs/scaling.md. @default none (in process)
+   */
+  readonly runner?: JobRunner;
 }
 
 /**
@@ -408,4 +416,6 @@ export interface BulkJobManagerApi {
   close(): Promise<void>;
   /** The job store's state for `GET /healthz`; absent means `memory`. */
   storeHealth?(timeoutMs?: number): Promise<StoreHealth>;
+  /** The worker fleet's state for `GET /healthz`; absent or `undefined` without a fleet. */
+  fleetHealth?(timeoutMs?: number): Promise<FleetHealth | undefined>;
 }

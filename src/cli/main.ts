@@ -18,6 +18,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   bulk: async () => (await import('./bulk.js')).runBulk,
   serve: async () => (await import('./serve.js')).runServe,
   doctor: async () => (await import('./doctor.js')).runDoctor,
+  worker: async () => (await import('./worker.js')).runWorker,
 };
 
 /** The top-level help text. */
@@ -28,6 +29,7 @@ Commands:
   bulk <file|-> [-o out]   verify a CSV or text list, streaming, with progress and --resume
   serve [--port --host]    run the HTTP API (keys from MAILVET_API_KEYS)
   doctor                   check this host: port 25, reverse DNS, HELO, SPF, blocklists
+  worker --redis --store   verify bulk jobs of a worker fleet (API nodes: serve --redis --store)
 
 Flags:
   -h, --help               show help (also: mailvet <command> --help)
@@ -62,7 +64,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (load === undefined) {
     const shown = JSON.stringify(command.slice(0, 40));
     throw usageError(
-      `unknown ${command.startsWith('-') ? 'flag' : 'command'} ${shown}; commands: verify, bulk, serve, doctor (see mailvet --help)`,
+      `unknown ${command.startsWith('-') ? 'flag' : 'command'} ${shown}; commands: verify, bulk, serve, doctor, worker (see mailvet --help)`,
     );
   }
   const run = await load();

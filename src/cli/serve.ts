@@ -3,6 +3,7 @@
  * @module
  */
 import { BulkJobManager } from '../bulk/manager.js';
+import type { FleetJobStore, JobRunner } from '../bulk/runner.js';
 import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
 import { isMailvetError } from '../errors.js';
@@ -22,6 +23,7 @@ import {
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
+import { FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import { openStore, retentionMsOf, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
@@ -52,6 +54,13 @@ const FLAGS: readonly FlagSpec[] = [
     description: 'greylisting retry delays in seconds (default 60,300,900); none: no retries',
   },
   ...STORE_FLAGS,
+  ...FLEET_FLAGS,
+  {
+    name: 'work',
+    type: 'boolean',
+    description:
+      'with --redis: this process also works as a worker of the fleet (with the verification flags)',
+  },
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
@@ -107,9 +116,11 @@ ${flagHelp(FLAGS)}
 
 Jobs live in memory unless --data DIR (an embedded PostgreSQL, PGlite) or --store postgres://... is given: then
 they survive restarts and crashes, and unfinished jobs resume when the server starts (see docs/bulk.md).
+With --redis redis://... (and --store) the server is an API node of a worker fleet: \`mailvet worker\` processes
+verify the jobs (this one too with --work); see docs/scaling.md.
 
 Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
-MAILVET_STORE, MAILVET_RETENTION_DAYS, and the MAILVET_* of the flags.
+MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
 MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) turns on signed job webhooks
 (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md).
 Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen or cannot open the job store.
@@ -127,6 +138,34 @@ function diagnoseOptionsOf(settings: CliSettings, resolver: Resolver | undefined
     ...(settings.mailFrom === undefined ? {} : { mailFrom: settings.mailFrom }),
     ...(settings.smtpPort === undefined ? {} : { smtpPort: settings.smtpPort }),
   };
+}
+
+/** The runner of an API node of the fleet on `fleet`. */
+async function fleetRunner(fleet: FleetChoice): Promise<JobRunner> {
+  const { bullmqRunner } = await import('../bullmq/index.js');
+  return bullmqRunner({
+    connection: fleet.url,
+    ...(fleet.prefix === undefined ? {} : { prefix: fleet.prefix }),
+  });
+}
+
+/** `--work`: a worker of the fleet in this process, with the server's verifier and store. */
+async function fleetWorker(
+  fleet: FleetChoice,
+  store: FleetJobStore,
+  verifier: Verifier,
+  io: CliIo,
+): Promise<{ close(): Promise<void> }> {
+  const { createWorker } = await import('../bullmq/index.js');
+  return createWorker({
+    connection: fleet.url,
+    ...(fleet.prefix === undefined ? {} : { prefix: fleet.prefix }),
+    store,
+    verifier,
+    onError: (error) => {
+      io.stderr.write(`mailvet worker: ${error instanceof Error ? error.message : String(error)}\n`);
+    },
+  });
 }
 
 /** Runs `mailvet serve`; resolves with the exit code once the server has stopped. */
@@ -148,6 +187,12 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
   const storeChoice = storeChoiceOf(args, io.env);
+  const fleet = fleetChoiceOf(args, io.env);
+  const work = switched(args, io.env, 'work', 'MAILVET_WORK');
+  if (fleet !== undefined && storeChoice.kind !== 'postgres') {
+    throw usageError('--redis needs --store postgres://...: the fleet keeps its jobs on a PostgreSQL server');
+  }
+  if (fleet === undefined && work) throw usageError('--work applies to --redis only');
   const retentionMs = retentionMsOf(args, io.env);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
@@ -167,19 +212,23 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     built.close();
     throw error;
   }
+  const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
   const jobs = new BulkJobManager({
-    verifier,
+    ...(runner === undefined ? { verifier } : { runner }),
     ...(store === undefined ? {} : { store }),
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
+  let worker: { close(): Promise<void> } | undefined;
   const release = async (): Promise<void> => {
+    await worker?.close().catch(() => {});
     await jobs.close().catch(() => {});
     await verifier.dispose();
     built.close();
   };
   try {
     await jobs.opened(); // unfinished jobs of a durable store resume now
+    if (fleet !== undefined && work) worker = await fleetWorker(fleet, store as FleetJobStore, verifier, io);
   } catch (error) {
     await release();
     throw storeCliError(error);
@@ -230,7 +279,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
 
   await write(
     io.stdout,
-    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}); Ctrl-C stops it\n`,
+    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
   );
   await new Promise<void>((resolve) => {
     if (io.signal === undefined) return;

@@ -103,6 +103,7 @@ const FROM_ENGINE: Partial<Record<ErrorCode, HttpErrorCode>> = {
   lease_lost: 'conflict',
   limit_exceeded: 'limit_exceeded',
   disposed: 'service_unavailable',
+  queue_unavailable: 'service_unavailable',
   webhook_refused: 'webhook_refused',
 };
 

@@ -106,11 +106,16 @@ export const ROUTES: readonly Route[] = [
     success: {
       status: 200,
       description:
-        'The server is up; `store` says where jobs are kept (`memory`) or that the durable store answers (`up`).',
+        'The server is up; `store` says where jobs are kept (`memory`) or that the durable store answers (`up`). On an API node of a worker fleet, `queue` says the queue answers and `workers` counts the workers with a live heartbeat.',
       content: {
         'application/json': {
           type: 'object',
-          properties: { status: { const: 'ok' }, store: { enum: ['memory', 'up'] } },
+          properties: {
+            status: { const: 'ok' },
+            store: { enum: ['memory', 'up'] },
+            queue: { const: 'up' },
+            workers: { type: 'integer', minimum: 0 },
+          },
         },
       },
     },

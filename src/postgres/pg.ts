@@ -3,7 +3,7 @@
  * @module
  */
 import type { Pool, PoolClient } from 'pg';
-import type { DurableJobStore } from '../bulk/types.js';
+import type { FleetJobStore } from '../bulk/runner.js';
 import { OptionsError } from '../errors.js';
 import type { SqlDriver } from './driver.js';
 import { openError, redactUrl } from './open-error.js';
@@ -66,7 +66,7 @@ function pgDriver(pool: Pool, owns: boolean): SqlDriver {
  * @example
  * const store = await postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/mailvet' });
  */
-export async function postgresStore(options: PostgresStoreOptions): Promise<DurableJobStore> {
+export async function postgresStore(options: PostgresStoreOptions): Promise<FleetJobStore> {
   if (typeof options !== 'object' || options === null) {
     throw new OptionsError('options', 'must be an object with connectionString or pool');
   }

@@ -65,6 +65,11 @@ export const MIGRATIONS: readonly string[] = [
      result text NOT NULL,
      PRIMARY KEY (job_id, position)
    );`,
+  // 2: jobs of a worker fleet (`mailvet/bullmq`): no lease (every API node serves them, workers write their
+  // results), and inputs not yet handed to the queue, so that a crash between the two is repaired.
+  `ALTER TABLE {s}.jobs ADD COLUMN fleet boolean NOT NULL DEFAULT false;
+   ALTER TABLE {s}.inputs ADD COLUMN queued boolean NOT NULL DEFAULT true;
+   CREATE INDEX inputs_unqueued ON {s}.inputs (job_id, first) WHERE NOT queued;`,
 ];
 
 /** The schema version this code writes. */

@@ -1,19 +1,15 @@
 /**
- * The durable {@link DurableJobStore} on PostgreSQL SQL, shared by the `pg` and PGlite drivers.
+ * The durable {@link FleetJobStore} on PostgreSQL SQL, shared by the `pg` and PGlite drivers.
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  DurableJobStore,
-  JobError,
-  JobRecord,
-  JobStatus,
-  ResultCommit,
-  StoredRetry,
-} from '../bulk/types.js';
+import type { FleetJobStore } from '../bulk/runner.js';
+import type { JobRecord, ResultCommit, StoredRetry } from '../bulk/types.js';
 import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
+import { fleetOperations } from './fleet-sql.js';
+import { num, recordOfRow, texts } from './rows.js';
 import { migrate } from './schema.js';
 
 /** Options shared by both drivers. */
@@ -51,52 +47,6 @@ function missingJob(id: string): Error {
   return new RangeError(`no job ${JSON.stringify(id)} in the store`);
 }
 
-function num(value: unknown): number {
-  return typeof value === 'number' ? value : Number(value);
-}
-
-function numOrNull(value: unknown): number | null {
-  return value === null || value === undefined ? null : num(value);
-}
-
-function json<T>(value: unknown): T {
-  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
-}
-
-function recordOfRow(row: Row): JobRecord {
-  return {
-    id: String(row.id),
-    owner: (row.owner as string | null) ?? null,
-    name: (row.name as string | null) ?? null,
-    status: row.status as JobStatus,
-    total: num(row.total),
-    completed: num(row.completed),
-    counts: json<Record<Status, number>>(row.counts),
-    createdAt: num(row.created_at),
-    startedAt: numOrNull(row.started_at),
-    completedAt: numOrNull(row.completed_at),
-    error: row.error === null || row.error === undefined ? null : json<JobError>(row.error),
-    greylistDelaysMs: json<number[]>(row.greylist_delays_ms),
-    armed: row.armed === true,
-  };
-}
-
-/**
- * Serialises results once per distinct object (duplicates of an address share one). JSON text never holds a
- * raw line feed (JSON.stringify escapes it), so the texts can travel joined by `\n`.
- */
-function texts(results: readonly VerificationResult[]): string[] {
-  const seen = new Map<VerificationResult, string>();
-  return results.map((result) => {
-    let text = seen.get(result);
-    if (text === undefined) {
-      text = JSON.stringify(result);
-      seen.set(result, text);
-    }
-    return text;
-  });
-}
-
 /**
  * Opens the SQL job store on `driver`: migrates the schema, then returns the store. Used by `pgliteStore` and
  * `postgresStore`; the store closes the driver on `close()` when `ownsDriver` is set.
@@ -116,7 +66,7 @@ export async function openSqlStore(
      */
     readonly asyncCommit: boolean;
   },
-): Promise<DurableJobStore> {
+): Promise<FleetJobStore> {
   const s = options.schema;
   await migrate(driver, s);
   if (options.exclusive) {
@@ -259,6 +209,7 @@ export async function openSqlStore(
   return {
     durable: true,
     leaseMs,
+    ...fleetOperations(driver, s, options.asyncCommit),
 
     async saveJob(record) {
       await saveRecord(driver, record);
@@ -401,6 +352,8 @@ export async function openSqlStore(
     async deleteJob(id) {
       held.delete(id);
       await driver.transaction(async (client) => {
+        // Locked first, so that a fleet worker's commit of results (which locks the row too) cannot slip in between.
+        await client.query(`SELECT 1 FROM ${s}.jobs WHERE id = $1 FOR UPDATE`, [id]);
         for (const table of ['results', 'inputs', 'retries']) {
           await client.query(`DELETE FROM ${s}.${table} WHERE job_id = $1`, [id]);
         }
@@ -422,7 +375,7 @@ export async function openSqlStore(
       return driver.transaction(async (client) => {
         const rows = await client.query(
           `UPDATE ${s}.jobs SET lease_owner = $1, lease_until = ${NOW_MS} + $2, epoch = epoch + 1
-           WHERE ${UNFINISHED} AND (lease_owner IS NULL OR (lease_owner <> $1 AND lease_until < ${NOW_MS}))
+           WHERE ${UNFINISHED} AND NOT fleet AND (lease_owner IS NULL OR (lease_owner <> $1 AND lease_until < ${NOW_MS}))
            RETURNING *`,
           [node, leaseMs],
         );

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { DurableJobStore } from '../../src/bulk/types.js';
 import { createHandler } from '../../src/http/handler.js';
-import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
+import { pgliteStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
 import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
 import { run } from '../support/mailvet-bin.js';
@@ -67,7 +67,7 @@ describe('opening a durable store: clear errors', () => {
       await db.query(`INSERT INTO ${schema}.schema_version (version) VALUES (99)`);
       await expect(pgliteStore({ db, schema })).rejects.toMatchObject({
         code: 'store_error',
-        message: expect.stringMatching(/version 99, newer than this mailvet knows \(1\)/),
+        message: expect.stringContaining(`version 99, newer than this mailvet knows (${SCHEMA_VERSION})`),
       });
     } finally {
       await db.query(`DROP SCHEMA ${schema} CASCADE`);

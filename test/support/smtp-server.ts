@@ -35,6 +35,12 @@ export interface SmtpServerOptions {
    */
   readonly greylist?: boolean;
   /**
+   * Greylisting keyed on the client address, as real servers do: the first `RCPT TO` of an address from a client
+   * address gets `450 4.2.0`, and so does every one from that client until this many milliseconds have passed;
+   * another client address starts over. @default off
+   */
+  readonly greylistClientMs?: number;
+  /**
    * Fixed delay, in milliseconds, before every reply (greeting included), as a slow server on a real network.
    * Implemented by a loopback relay in front of the server. @default 0
    */
@@ -67,6 +73,8 @@ export interface SmtpServerHarness {
   peakConnections(): number;
   /** Every `RCPT TO` address received, in order (rejected ones included). */
   rcpts(): string[];
+  /** Every `RCPT TO`, in order, with the client address it came from (`127.0.0.10`). */
+  rcptClients(): { recipient: string; client: string }[];
   /** Every `MAIL FROM` received, in order, with whether it asked for SMTPUTF8. */
   senders(): { address: string; smtpUtf8: boolean }[];
   /** Stops listening and drops open connections. */
@@ -137,6 +145,8 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   const greylisted = new Set<string>();
   const rcptCount = new Map<string, number>();
   const rcpts: string[] = [];
+  const rcptClients: { recipient: string; client: string }[] = [];
+  const firstSeen = new Map<string, number>();
   const senders: { address: string; smtpUtf8: boolean }[] = [];
   const open = new Set<string>();
   let connections = 0;
@@ -174,6 +184,8 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
       const recipient = address.address;
       rcpts.push(recipient);
+      const client = session.remoteAddress.replace(/^::ffff:/, '');
+      rcptClients.push({ recipient, client });
       const count = (rcptCount.get(session.id) ?? 0) + 1;
       rcptCount.set(session.id, count);
       if (options.closeAfterRcpts !== undefined && count > options.closeAfterRcpts) {
@@ -188,6 +200,19 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
         return callback(
           replyError({ code: 450, message: '4.2.0 Recipient address rejected: Greylisted, try again later' }),
         );
+      }
+      if (options.greylistClientMs !== undefined) {
+        const seenKey = `${client} ${key}`;
+        const seen = firstSeen.get(seenKey);
+        if (seen === undefined) firstSeen.set(seenKey, Date.now());
+        if (seen === undefined || Date.now() - seen < options.greylistClientMs) {
+          return callback(
+            replyError({
+              code: 450,
+              message: '4.2.0 Recipient address rejected: Greylisted, try again later',
+            }),
+          );
+        }
       }
       const behaviour = lookup(mailboxes, recipient) ?? (options.catchAll ? 'ok' : 'missing');
       if (behaviour === 'ok') return callback(null);
@@ -212,6 +237,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     activeConnections: () => open.size,
     peakConnections: () => peak,
     rcpts: () => [...rcpts],
+    rcptClients: () => rcptClients.map((entry) => ({ ...entry })),
     senders: () => senders.map((sender) => ({ ...sender })),
     async close() {
       for (const socket of relaySockets) socket.destroy();

@@ -1,0 +1,131 @@
+/**
+ * The fleet's Redis: connection options, key names, and loading the optional `bullmq` and `ioredis` packages.
+ * @module
+ */
+import type { RedisOptions } from 'bullmq';
+import type { RedisOptions as IoRedisOptions, Redis } from 'ioredis';
+import { MailvetError, OptionsError } from '../errors.js';
+
+/**
+ * Where the fleet's Redis is: a `redis://` or `rediss://` URL (`redis://:password@host:6379/0`), or ioredis
+ * options (`{ host, port, password, db, tls }`).
+ */
+export type FleetConnection = string | RedisOptions;
+
+/** Options shared by the runner and the workers: which Redis, and which keys in it. */
+export interface FleetOptions {
+  /** The Redis of the queue. */
+  readonly connection: FleetConnection;
+  /**
+   * Prefix of every Redis key of the fleet (BullMQ's `prefix` and mailvet's own keys): API nodes and workers of
+   * one fleet use the same; several fleets can share a Redis with different ones. 1-64 characters of
+   * `A-Z a-z 0-9 _ - .`. @default 'mailvet'
+   */
+  readonly prefix?: string;
+}
+
+/** The fleet's validated connection and key names. */
+export interface FleetKeys {
+  /** ioredis options (BullMQ makes its own connections from them). */
+  readonly redis: RedisOptions;
+  readonly prefix: string;
+  /** The queue of chunks every worker takes from. */
+  readonly queue: string;
+  /** Pub/sub channel of job events (`progress`, `complete`). */
+  readonly events: string;
+  /** Key whose absence tells an API node that Redis lost its data (the queue is rebuilt from the database). */
+  readonly marker: string;
+  /** Key prefix of workers' heartbeats (`<workers><worker id>`, with a TTL). */
+  readonly workers: string;
+  /** The queue of greylisting retries of one worker (only that worker takes from it). */
+  retryQueue(workerId: string): string;
+}
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Validates the connection and prefix and names the fleet's keys. */
+export function fleetKeys(options: FleetOptions): FleetKeys {
+  const prefix = options.prefix ?? 'mailvet';
+  if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
+    throw new OptionsError('prefix', 'must be 1-64 characters of A-Z a-z 0-9 _ - .');
+  }
+  return {
+    redis: redisOptions(options.connection),
+    prefix,
+    queue: 'verify',
+    events: `${prefix}:fleet:events`,
+    marker: `${prefix}:fleet:marker`,
+    workers: `${prefix}:fleet:workers:`,
+    retryQueue: (workerId) => `verify-retry-${workerId}`,
+  };
+}
+
+function redisOptions(connection: unknown): RedisOptions {
+  // BullMQ's blocking connections need maxRetriesPerRequest: null.
+  const base: RedisOptions = { maxRetriesPerRequest: null, lazyConnect: false };
+  if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) {
+    return { ...(connection as RedisOptions), ...base };
+  }
+  if (typeof connection !== 'string') {
+    throw new OptionsError('connection', 'must be a redis:// URL or ioredis options');
+  }
+  let url: URL;
+  try {
+    url = new URL(connection);
+  } catch {
+    throw new OptionsError('connection', 'must be a redis:// or rediss:// URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new OptionsError('connection', 'must be a redis:// or rediss:// URL');
+  }
+  const db = url.pathname.replace(/^\//, '');
+  if (db !== '' && !/^\d{1,2}$/.test(db)) throw new OptionsError('connection', 'database must be 0-99');
+  return {
+    ...base,
+    host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+    port: url.port === '' ? 6379 : Number(url.port),
+    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
+    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
+    ...(db === '' ? {} : { db: Number(db) }),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/** `bullmq`, loaded on first use (an optional peer dependency). */
+export type BullMq = typeof import('bullmq');
+
+/** What {@link loadQueue} gives: BullMQ, and a maker of plain Redis clients (pub/sub, heartbeats). */
+export interface QueueModules {
+  readonly bullmq: BullMq;
+  /** A new ioredis client on `options`. */
+  redis(options: RedisOptions): Redis;
+}
+
+/** Loads `bullmq` and `ioredis`; throws `queue_unavailable` naming the missing package. */
+export async function loadQueue(): Promise<QueueModules> {
+  let bullmq: BullMq;
+  let RedisClass: typeof Redis;
+  try {
+    bullmq = await import('bullmq');
+    RedisClass = (await import('ioredis')).Redis;
+  } catch (error) {
+    throw new MailvetError(
+      'queue_unavailable',
+      'the worker fleet needs the packages bullmq and ioredis (npm install bullmq ioredis)',
+      { cause: error },
+    );
+  }
+  return { bullmq, redis: (options) => new RedisClass(options as IoRedisOptions) };
+}
+
+/** Deletes every key of the fleet under `prefix` (tests and tear-downs; never `FLUSHALL`). */
+export async function deleteFleetKeys(client: Redis, prefix: string): Promise<number> {
+  let deleted = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await client.del(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}

@@ -1,0 +1,339 @@
+/**
+ * `createWorker`: a process of the fleet that takes chunks from the queue, verifies them with its own verifier and
+ * writes their results to the store.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Queue, Job as QueueJob, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { exceptionResult, isResult } from '../bulk/job.js';
+import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
+import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
+import { MailvetError, OptionsError } from '../errors.js';
+import type { VerifyOptions } from '../options.js';
+import { type VerificationResult, verdictOf } from '../result.js';
+import { verdictOnlyResult } from '../score.js';
+import { createVerifier, type Verifier } from '../verifier.js';
+import { type ChunkData, isChunkData } from './chunks.js';
+import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import { type FleetEvent, publish } from './events.js';
+
+/** Options of {@link createWorker}. */
+export interface FleetWorkerOptions extends FleetOptions {
+  /** The fleet's store: `postgresStore(...)` on the database of the API nodes. */
+  readonly store: FleetJobStore;
+  /**
+   * This worker's verifier; the caller owns it. Each worker has its own pools and per-MX limits: per egress
+   * address, which is what mail servers count. @default a verifier of `verifierOptions`, disposed by `close()`
+   */
+  readonly verifier?: BulkVerifier;
+  /** Options of the verifier the worker makes when `verifier` is not given. @default {} */
+  readonly verifierOptions?: VerifyOptions;
+  /** Chunks verified at once. @default 16 */
+  readonly concurrency?: number;
+  /** Verifications of one chunk in flight at once (a chunk is mostly one domain). @default 4 */
+  readonly perChunkConcurrency?: number;
+  /**
+   * How long a chunk stays with this worker without a lock renewal, in milliseconds (1,000-600,000): when the
+   * worker dies, another takes the chunk over after about this. @default 30000
+   */
+  readonly lockMs?: number;
+  /**
+   * The worker's own bound on one verification, in milliseconds (10-86,400,000): past it the position ends
+   * `unknown`/`timeout_exceeded`, whatever the verifier does later, so a verifier that never answers cannot hold a
+   * chunk. Keep it above the verifier's own `timeoutMs`. @default 120000
+   */
+  readonly verificationTimeoutMs?: number;
+  /** How often the worker writes its heartbeat, in milliseconds (it lives 3 times as long). @default 5000 */
+  readonly heartbeatMs?: number;
+  /** This worker's id, in its retry queue's name and its heartbeat: `A-Z a-z 0-9 _ -`. @default host-pid-random */
+  readonly id?: string;
+  /**
+   * Receives errors the worker recovers from (the store or Redis unreachable: it waits and tries again).
+   * @default none
+   */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** A running fleet worker. */
+export interface FleetWorker {
+  /** The worker's id. */
+  readonly id: string;
+  /**
+   * Graceful shutdown: takes no more chunks, finishes those it has (their results are written), then closes its
+   * queues and its verifier (if it made it). The caller closes the store. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** The defaults of {@link FleetWorkerOptions}. */
+export const WORKER_DEFAULTS = Object.freeze({
+  concurrency: 16,
+  perChunkConcurrency: 4,
+  lockMs: 30_000,
+  heartbeatMs: 5000,
+  verificationTimeoutMs: 120_000,
+});
+
+/** Longest wait between two tries of an unreachable store. */
+const MAX_BACKOFF_MS = 30_000;
+
+function int(value: unknown, key: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(key, `must be an integer ${min}-${max}`);
+  }
+  return value;
+}
+
+/**
+ * Starts a worker of the fleet: it takes chunks of the queue `verify` (and of its own greylisting retry queue),
+ * skips positions that have a result, verifies the others and writes their results, counts and greylisting
+ * retries in one transaction. A greylisted address is retried by this worker (greylisting keys on the client
+ * address); if the worker is gone past its due time, an API node hands the retry to any worker.
+ * @example
+ * const store = await postgresStore({ connectionString: 'postgres://postgres@127.0.0.1/mailvet' });
+ * const worker = await createWorker({ connection: 'redis://127.0.0.1:6379', store });
+ * process.on('SIGTERM', () => void worker.close().then(() => store.close()));
+ */
+export async function createWorker(options: FleetWorkerOptions): Promise<FleetWorker> {
+  if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
+  const keys = fleetKeys(options);
+  if (typeof options.store !== 'object' || options.store === null || !isFleetStore(options.store)) {
+    throw new OptionsError('store', 'must be a PostgreSQL job store (postgresStore from mailvet/postgres)');
+  }
+  const concurrency = int(options.concurrency, 'concurrency', WORKER_DEFAULTS.concurrency, 1, 1000);
+  const perChunk = int(
+    options.perChunkConcurrency,
+    'perChunkConcurrency',
+    WORKER_DEFAULTS.perChunkConcurrency,
+    1,
+    1000,
+  );
+  const lockMs = int(options.lockMs, 'lockMs', WORKER_DEFAULTS.lockMs, 1000, 600_000);
+  const timeoutMs = int(
+    options.verificationTimeoutMs,
+    'verificationTimeoutMs',
+    WORKER_DEFAULTS.verificationTimeoutMs,
+    10,
+    86_400_000,
+  );
+  const heartbeatMs = int(options.heartbeatMs, 'heartbeatMs', WORKER_DEFAULTS.heartbeatMs, 100, 600_000);
+  const id =
+    options.id ??
+    `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+    throw new OptionsError('id', 'must be 1-128 characters of A-Z a-z 0-9 _ -');
+  }
+  if (options.verifier !== undefined && typeof options.verifier?.verify !== 'function') {
+    throw new OptionsError('verifier', 'must have a verify() method');
+  }
+  const { bullmq, redis } = await loadQueue();
+  const onError = options.onError ?? (() => {});
+  // Heartbeats and events: commands fail (and are reported) rather than wait while Redis is away.
+  const client: Redis = redis({ ...keys.redis, maxRetriesPerRequest: 1 });
+  client.on('error', () => {}); // reconnects; the commands report
+  try {
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw new MailvetError('queue_unavailable', `the queue's Redis does not answer: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  const owned: Verifier | undefined =
+    options.verifier === undefined ? createVerifier(options.verifierOptions ?? {}) : undefined;
+  const verifier: BulkVerifier = options.verifier ?? owned!;
+  const retryQueueName = keys.retryQueue(id);
+  const retries: Queue = new bullmq.Queue(retryQueueName, { connection: keys.redis, prefix: keys.prefix });
+  retries.on('error', onError);
+  const run = new ChunkRun(options.store, verifier, perChunk, timeoutMs, keys, client, retries, onError);
+  const settings = {
+    connection: keys.redis,
+    prefix: keys.prefix,
+    concurrency,
+    lockDuration: lockMs,
+    // A chunk whose worker died is taken again (its positions with a result are skipped), however often.
+    maxStalledCount: 1000,
+    stalledInterval: Math.max(500, Math.floor(lockMs / 2)),
+  };
+  const processor = (job: QueueJob) => run.process(job.data);
+  const workers: Worker[] = [
+    new bullmq.Worker(keys.queue, processor, settings),
+    new bullmq.Worker(retryQueueName, processor, settings),
+  ];
+  for (const worker of workers) worker.on('error', onError);
+  const beat = async (): Promise<void> => {
+    const value = JSON.stringify({ id, host: hostname(), pid: process.pid, at: Date.now() });
+    await client.set(`${keys.workers}${id}`, value, 'PX', heartbeatMs * 3).catch(onError);
+  };
+  await beat();
+  const heartbeat = setInterval(() => void beat(), heartbeatMs);
+  heartbeat.unref?.();
+  let closed: Promise<void> | undefined;
+  return {
+    id,
+    close() {
+      closed ??= (async () => {
+        clearInterval(heartbeat);
+        await Promise.all(workers.map((worker) => worker.close()));
+        await client.del(`${keys.workers}${id}`).catch(onError);
+        await forgetIfEmpty(retries).catch(onError);
+        await retries.close();
+        client.disconnect();
+        await owned?.dispose();
+      })();
+      return closed;
+    },
+  };
+}
+
+/** Removes a stopped worker's retry queue from Redis when nothing waits in it (else the fallback needs it). */
+async function forgetIfEmpty(queue: Queue): Promise<void> {
+  const counts = await queue.getJobCounts();
+  if (Object.values(counts).every((count) => count === 0)) await queue.obliterate({ force: true });
+}
+
+/** The work of one chunk. */
+class ChunkRun {
+  constructor(
+    private readonly store: FleetJobStore,
+    private readonly verifier: BulkVerifier,
+    private readonly perChunk: number,
+    private readonly timeoutMs: number,
+    private readonly keys: FleetKeys,
+    private readonly client: Redis,
+    private readonly retries: Queue,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Verifies what the chunk still needs and commits it; throws (BullMQ retries the chunk) only on bad data. */
+  async process(data: unknown): Promise<void> {
+    if (!isChunkData(data)) throw new TypeError('a chunk of the queue is malformed');
+    const state = await this.persist(() => this.store.fleetState(data.job, data.positions));
+    if (state === undefined || state.record.status === 'failed') return; // deleted or failed: nothing to do
+    const todo: number[] = [];
+    for (let i = 0; i < data.positions.length; i++) {
+      const position = data.positions[i]!;
+      if (state.final.has(position)) continue;
+      if ((state.waiting.get(position) ?? 0) > data.attempts[i]!) continue; // a later retry is scheduled
+      todo.push(i);
+    }
+    if (todo.length === 0) return;
+    const results = await this.verifyAll(data, todo);
+    const delays = state.record.greylistDelaysMs;
+    const now = Date.now();
+    const positions: number[] = [];
+    const finals: VerificationResult[] = [];
+    const waits: StoredRetry[] = [];
+    for (let k = 0; k < todo.length; k++) {
+      const i = todo[k]!;
+      const result = results[k]!;
+      const attempt = data.attempts[i]!;
+      if (result.sub_status === 'greylisted' && attempt < delays.length) {
+        waits.push({
+          position: data.positions[i]!,
+          attempt: attempt + 1,
+          dueAt: now + delays[attempt]!,
+          result,
+        });
+      } else {
+        positions.push(data.positions[i]!);
+        finals.push(result);
+      }
+    }
+    const committed = await this.persist(() =>
+      this.store.fleetCommit(data.job, positions, finals, waits, Date.now()),
+    );
+    if (committed === undefined) return;
+    if (waits.length > 0) await this.scheduleRetries(data, todo, waits);
+    const events: FleetEvent[] = [];
+    if (committed.written > 0) events.push({ event: 'progress', id: data.job });
+    if (committed.completed) events.push({ event: 'complete', id: data.job });
+    for (const event of events) await publish(this.client, this.keys.events, event).catch(this.onError);
+  }
+
+  /** Verifies the positions `todo` (indices into the chunk), each distinct address once, `perChunk` at a time. */
+  private async verifyAll(data: ChunkData, todo: readonly number[]): Promise<VerificationResult[]> {
+    const distinct = new Map<string, Promise<VerificationResult>>();
+    const queue: (() => Promise<void>)[] = [];
+    const promises = todo.map((i) => {
+      const email = data.emails[i]!;
+      const attempt = data.attempts[i]!;
+      const key = `${attempt} ${email}`;
+      let pending = distinct.get(key);
+      if (pending === undefined) {
+        pending = new Promise<VerificationResult>((resolve) => {
+          queue.push(async () => resolve(await this.verifyOne(email)));
+        });
+        distinct.set(key, pending);
+      }
+      return pending;
+    });
+    const lane = async (): Promise<void> => {
+      for (let task = queue.shift(); task !== undefined; task = queue.shift()) await task();
+    };
+    await Promise.all(Array.from({ length: Math.min(this.perChunk, queue.length) }, lane));
+    return Promise.all(promises);
+  }
+
+  private async verifyOne(email: string): Promise<VerificationResult> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<VerificationResult>((resolve) => {
+      timer = setTimeout(
+        () => resolve(verdictOnlyResult(email, verdictOf('timeout_exceeded'))),
+        this.timeoutMs,
+      );
+    });
+    try {
+      const result = await Promise.race([Promise.resolve(this.verifier.verify(email)), late]);
+      return isResult(result) ? result : exceptionResult(email);
+    } catch {
+      return exceptionResult(email);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Puts greylisted positions on this worker's retry queue, delayed until they are due. */
+  private async scheduleRetries(data: ChunkData, todo: readonly number[], waits: readonly StoredRetry[]) {
+    const emailAt = new Map(todo.map((i) => [data.positions[i]!, data.emails[i]!]));
+    const byDue = new Map<number, StoredRetry[]>();
+    for (const wait of waits) {
+      const group = byDue.get(wait.dueAt) ?? [];
+      group.push(wait);
+      byDue.set(wait.dueAt, group);
+    }
+    for (const [dueAt, group] of byDue) {
+      const chunk: ChunkData = {
+        job: data.job,
+        positions: group.map((wait) => wait.position),
+        emails: group.map((wait) => emailAt.get(wait.position)!),
+        attempts: group.map((wait) => wait.attempt),
+      };
+      await this.retries
+        .add('retry', chunk, {
+          delay: Math.max(0, dueAt - Date.now()),
+          jobId: `${data.job}.w${group[0]!.position}.${group[0]!.attempt}`,
+          removeOnComplete: true,
+          removeOnFail: { age: 86_400 },
+          attempts: 20,
+          backoff: { type: 'exponential', delay: 1000 },
+        })
+        .catch(this.onError); // the API node's fallback hands it to any worker once it is overdue
+    }
+  }
+
+  /** Runs a store call until it succeeds: while the database is unreachable the chunk waits (with backoff). */
+  private async persist<T>(call: () => Promise<T>): Promise<T> {
+    for (let wait = 250; ; wait = Math.min(MAX_BACKOFF_MS, wait * 2)) {
+      try {
+        return await call();
+      } catch (error) {
+        this.onError(error);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * `mailvet worker --redis URL --store postgres://...`: a worker of a fleet, until Ctrl-C or SIGTERM.
+ * @module
+ */
+import { isIP } from 'node:net';
+import type { FleetJobStore } from '../bulk/runner.js';
+import { tcpTransport } from '../smtp/tcp.js';
+import { createVerifier, type Verifier } from '../verifier.js';
+import { type FlagSpec, flagHelp, parseArgs } from './args.js';
+import { integer, optionsUsageError, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
+import { FLEET_FLAGS, fleetChoiceOf, fleetPlace } from './fleet.js';
+import { heloWarning } from './helo.js';
+import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { openStore, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
+
+const FLAGS: readonly FlagSpec[] = [
+  ...FLEET_FLAGS,
+  ...STORE_FLAGS.filter((flag) => flag.name === 'store'),
+  {
+    name: 'chunks',
+    type: 'string',
+    value: '<n>',
+    description: 'chunks of jobs verified at once (default 16)',
+  },
+  {
+    name: 'egress',
+    type: 'string',
+    value: '<ip>',
+    description: "local address that SMTP connections leave from (this worker's egress address)",
+  },
+  {
+    name: 'lock-seconds',
+    type: 'string',
+    value: '<s>',
+    description:
+      'how long a chunk stays with a worker that stopped answering before another takes it (default 30)',
+  },
+  { name: 'id', type: 'string', value: '<id>', description: "this worker's id (default host-pid-random)" },
+  ...VERIFY_FLAGS,
+  { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
+];
+
+/** Help text of `mailvet worker`. */
+export const WORKER_HELP = `Usage: mailvet worker --redis <redis://...> --store <postgres://...> [flags]
+
+Runs a worker of a fleet until Ctrl-C or SIGTERM: it takes chunks of bulk jobs from the queue (BullMQ on Redis),
+verifies them and writes the results to PostgreSQL. API nodes are \`mailvet serve --redis ... --store ...\`.
+On SIGTERM it takes no more chunks and finishes those it has. See docs/scaling.md.
+
+Flags:
+${flagHelp(FLAGS)}
+
+Environment: MAILVET_REDIS, MAILVET_PREFIX, MAILVET_STORE, and the MAILVET_* of the verification flags.
+Exit codes: 0 stopped, 2 usage error, 3 cannot reach Redis or open the job store.
+Example: mailvet worker --redis redis://127.0.0.1:6379 --store postgres://postgres@127.0.0.1/mailvet
+`;
+
+/** Runs `mailvet worker`; resolves with the exit code once the worker has stopped. */
+export async function runWorker(argv: readonly string[], io: CliIo): Promise<number> {
+  const args = parseArgs(argv, FLAGS, 'mailvet worker');
+  if (args.flag('help')) {
+    await write(io.stdout, WORKER_HELP);
+    return EXIT.ok;
+  }
+  if (args.positionals.length > 0) {
+    throw usageError(`worker takes no arguments, got ${JSON.stringify(args.positionals[0])}`);
+  }
+  const fleet = fleetChoiceOf(args, io.env);
+  if (fleet === undefined) throw usageError('worker needs --redis redis://... (or MAILVET_REDIS)');
+  const storeChoice = storeChoiceOf(args, io.env);
+  if (storeChoice.kind !== 'postgres')
+    throw usageError('worker needs --store postgres://... (or MAILVET_STORE)');
+  const chunksSource = single(args, io.env, 'chunks', 'MAILVET_CHUNKS');
+  const chunks = chunksSource === undefined ? undefined : integer(chunksSource, 1, 1000);
+  const lockSource = single(args, io.env, 'lock-seconds', 'MAILVET_LOCK_SECONDS');
+  const lockMs = lockSource === undefined ? undefined : integer(lockSource, 1, 600) * 1000;
+  const id = single(args, io.env, 'id', 'MAILVET_WORKER_ID');
+  if (id !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(id.value)) {
+    throw usageError(`${id.label} must be 1-128 characters of A-Z a-z 0-9 _ -, got ${quote(id.value)}`);
+  }
+  const egress = single(args, io.env, 'egress', 'MAILVET_EGRESS');
+  if (egress !== undefined && isIP(egress.value) === 0) {
+    throw usageError(`${egress.label} must be an IPv4 or IPv6 address, got ${quote(egress.value)}`);
+  }
+  const settings = readSettings(args, io.env);
+  if (egress !== undefined && settings.proxy !== undefined) {
+    throw usageError(
+      `${egress.label} and --proxy cannot be used together: a proxy chooses the egress address`,
+    );
+  }
+  const built = verifyOptionsOf(settings);
+  const options =
+    egress === undefined
+      ? built.options
+      : { ...built.options, transport: tcpTransport({ localAddress: egress.value }) };
+  let verifier: Verifier;
+  try {
+    verifier = (io.createVerifier ?? createVerifier)(options);
+  } catch (error) {
+    built.close();
+    throw optionsUsageError(error) ?? error;
+  }
+  const release = async (): Promise<void> => {
+    await verifier.dispose();
+    built.close();
+  };
+  let store: FleetJobStore;
+  try {
+    store = (await openStore(storeChoice)) as FleetJobStore;
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  const { createWorker } = await import('../bullmq/index.js');
+  let worker: Awaited<ReturnType<typeof createWorker>>;
+  try {
+    worker = await createWorker({
+      connection: fleet.url,
+      ...(fleet.prefix === undefined ? {} : { prefix: fleet.prefix }),
+      store,
+      verifier,
+      ...(chunks === undefined ? {} : { concurrency: chunks }),
+      ...(lockMs === undefined ? {} : { lockMs }),
+      ...(id === undefined ? {} : { id: id.value }),
+      onError: (error) => {
+        io.stderr.write(`mailvet worker: ${error instanceof Error ? error.message : String(error)}\n`);
+      },
+    });
+  } catch (error) {
+    await store.close?.();
+    await release();
+    const usage = optionsUsageError(error);
+    if (usage !== undefined) throw usage;
+    throw new CliError(
+      EXIT.io,
+      `cannot start the worker: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const helo = heloWarning(settings, io.hostname);
+  if (helo !== undefined) await write(io.stderr, helo);
+  await write(
+    io.stdout,
+    `mailvet worker ${worker.id} taking chunks from ${fleetPlace(fleet)} (jobs ${storePlace(storeChoice)}); Ctrl-C stops it\n`,
+  );
+  await new Promise<void>((resolve) => {
+    if (io.signal === undefined) return;
+    if (io.signal.aborted) resolve();
+    else io.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await worker.close();
+  try {
+    await store.close?.();
+  } catch (error) {
+    throw storeCliError(error);
+  } finally {
+    await release();
+  }
+  await write(io.stdout, 'mailvet worker stopped\n');
+  return EXIT.ok;
+}

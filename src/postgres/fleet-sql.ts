@@ -1,0 +1,266 @@
+/**
+ * The statements of a worker fleet's jobs ({@link FleetJobStore}): no lease, results and counts written by the
+ * workers in one transaction under the job's row lock, completion decided there exactly once.
+ * @module
+ */
+import type { FleetJobStore } from '../bulk/runner.js';
+import type { JobRecord } from '../bulk/types.js';
+import { STATUSES, type Status } from '../result.js';
+import type { SqlClient, SqlDriver } from './driver.js';
+import { num, numOrNull, recordOfRow, texts } from './rows.js';
+
+/** Inputs per row of the `inputs` table (as the durable store writes them). */
+const INPUT_CHUNK = 4096;
+
+/** The fleet's part of the SQL store: the methods of {@link FleetJobStore} that the durable store lacks. */
+export type FleetOperations = Pick<
+  FleetJobStore,
+  | 'fleetCreate'
+  | 'fleetAppend'
+  | 'fleetStart'
+  | 'fleetUnqueued'
+  | 'fleetQueued'
+  | 'fleetProcessing'
+  | 'fleetState'
+  | 'fleetCommit'
+  | 'fleetOverdue'
+  | 'fleetWaiting'
+>;
+
+/**
+ * The fleet statements on schema `s` of `driver`; with `asyncCommit` results are committed without waiting for
+ * the disk (a server only, as for the durable store).
+ */
+export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boolean): FleetOperations {
+  async function lock(client: SqlClient, id: string): Promise<JobRecord | undefined> {
+    const rows = await client.query(`SELECT * FROM ${s}.jobs WHERE id = $1 AND fleet FOR UPDATE`, [id]);
+    return rows.length === 0 ? undefined : recordOfRow(rows[0]!);
+  }
+
+  async function save(client: SqlClient, record: JobRecord): Promise<JobRecord> {
+    const rows = await client.query(
+      `UPDATE ${s}.jobs SET status = $2, armed = $3, total = $4, completed = $5, counts = $6::jsonb,
+         started_at = $7, completed_at = $8 WHERE id = $1 RETURNING *`,
+      [
+        record.id,
+        record.status,
+        record.armed ?? false,
+        record.total,
+        record.completed,
+        JSON.stringify(record.counts),
+        record.startedAt,
+        record.completedAt,
+      ],
+    );
+    return recordOfRow(rows[0]!);
+  }
+
+  async function insertInputs(
+    client: SqlClient,
+    id: string,
+    first: number,
+    emails: readonly string[],
+  ): Promise<void> {
+    for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
+      await client.query(
+        `INSERT INTO ${s}.inputs (job_id, first, emails, queued)
+         VALUES ($1, $2, ARRAY(SELECT json_array_elements_text($3::json)), false)`,
+        [id, first + at, JSON.stringify(emails.slice(at, at + INPUT_CHUNK))],
+      );
+    }
+  }
+
+  /** `queued → processing` when armed with addresses (the fleet queues them at once). */
+  function started(record: JobRecord, now: number): JobRecord {
+    if (record.status !== 'queued' || !record.armed || record.total === 0) return record;
+    return { ...record, status: 'processing', startedAt: now };
+  }
+
+  return {
+    async fleetCreate(record, emails, check) {
+      await driver.transaction(async (client) => {
+        const counted = await client.query(`SELECT count(*) AS n FROM ${s}.jobs WHERE fleet`);
+        check(num(counted[0]?.n ?? 0));
+        await client.query(
+          `INSERT INTO ${s}.jobs (id, owner, name, status, armed, total, completed, counts, created_at, started_at,
+             completed_at, error, greylist_delays_ms, fleet)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, NULL, $12::jsonb, true)`,
+          [
+            record.id,
+            record.owner,
+            record.name,
+            record.status,
+            record.armed ?? false,
+            record.total,
+            record.completed,
+            JSON.stringify(record.counts),
+            record.createdAt,
+            record.startedAt,
+            record.completedAt,
+            JSON.stringify(record.greylistDelaysMs),
+          ],
+        );
+        await insertInputs(client, record.id, 0, emails);
+      });
+    },
+
+    async fleetAppend(id, emails, now, check) {
+      return driver.transaction(async (client) => {
+        const before = await lock(client, id);
+        if (before === undefined) return undefined;
+        check(before);
+        if (emails.length === 0) return before;
+        let after: JobRecord = { ...before, total: before.total + emails.length };
+        if (after.status === 'complete') after = { ...after, status: 'processing', completedAt: null };
+        after = started(after, now);
+        await insertInputs(client, id, before.total, emails);
+        return save(client, after);
+      });
+    },
+
+    async fleetStart(id, now, check) {
+      return driver.transaction(async (client) => {
+        const before = await lock(client, id);
+        if (before === undefined) return undefined;
+        check(before);
+        let after: JobRecord = started({ ...before, armed: true }, now);
+        const completed = after.status === 'queued' && after.total === 0;
+        if (completed) after = { ...after, status: 'complete', startedAt: now, completedAt: now };
+        return { record: await save(client, after), completed };
+      });
+    },
+
+    async fleetUnqueued(id) {
+      const rows = await driver.query(
+        `SELECT i.job_id, i.first, array_to_json(i.emails)::text AS emails FROM ${s}.inputs i
+           JOIN ${s}.jobs j ON j.id = i.job_id
+         WHERE NOT i.queued AND j.fleet AND j.armed AND j.status = 'processing' AND ($1::text IS NULL OR j.id = $1)
+         ORDER BY j.seq, i.first`,
+        [id ?? null],
+      );
+      return rows.map((row) => ({
+        id: String(row.job_id),
+        first: num(row.first),
+        emails: JSON.parse(row.emails as string) as string[],
+      }));
+    },
+
+    async fleetQueued(id, firsts) {
+      if (firsts.length === 0) return;
+      await driver.query(
+        `UPDATE ${s}.inputs SET queued = true WHERE job_id = $1 AND first = ANY($2::integer[])`,
+        [id, firsts],
+      );
+    },
+
+    async fleetProcessing() {
+      const rows = await driver.query(
+        `SELECT * FROM ${s}.jobs WHERE fleet AND status = 'processing' ORDER BY seq`,
+      );
+      return rows.map(recordOfRow);
+    },
+
+    async fleetState(id, positions) {
+      const rows = await driver.query(`SELECT * FROM ${s}.jobs WHERE id = $1`, [id]);
+      if (rows.length === 0) return undefined;
+      const list = positions.join(',');
+      const final = await driver.query(
+        `SELECT position FROM ${s}.results WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
+        [id, list],
+      );
+      const waiting = await driver.query(
+        `SELECT position, attempt FROM ${s}.retries WHERE job_id = $1
+           AND position = ANY(string_to_array($2, ',')::integer[])`,
+        [id, list],
+      );
+      return {
+        record: recordOfRow(rows[0]!),
+        final: new Set(final.map((row) => num(row.position))),
+        waiting: new Map(waiting.map((row) => [num(row.position), num(row.attempt)])),
+      };
+    },
+
+    async fleetCommit(id, positions, results, retries, now) {
+      if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
+      return driver.transaction(async (client) => {
+        // A result can be redone (a position without one is verified again): no need to wait for the disk.
+        if (asyncCommit) await client.query('SET LOCAL synchronous_commit = off');
+        const before = await lock(client, id);
+        if (before === undefined || before.status === 'failed') return undefined;
+        const counts: Record<Status, number> = { ...before.counts };
+        for (const status of STATUSES) counts[status] ??= 0;
+        let written = 0;
+        if (positions.length > 0) {
+          const list = positions.join(',');
+          const inserted = await client.query(
+            `INSERT INTO ${s}.results (job_id, position, status, result)
+             SELECT $1, * FROM unnest(string_to_array($2, ',')::integer[], string_to_array($3, ','),
+               string_to_array($4, E'\\n')) ON CONFLICT DO NOTHING RETURNING status`,
+            [id, list, results.map((result) => result.status).join(','), texts(results).join('\n')],
+          );
+          for (const row of inserted) counts[row.status as Status]++;
+          written = inserted.length;
+          await client.query(
+            `DELETE FROM ${s}.retries WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
+            [id, list],
+          );
+        }
+        if (retries.length > 0) {
+          await client.query(
+            `INSERT INTO ${s}.retries (job_id, position, attempt, due_at, result)
+             SELECT $1, r.* FROM unnest($2::integer[], $3::integer[], $4::bigint[], $5::text[])
+               AS r(position, attempt, due_at, result)
+             WHERE NOT EXISTS (SELECT 1 FROM ${s}.results x WHERE x.job_id = $1 AND x.position = r.position)
+             ON CONFLICT (job_id, position) DO UPDATE SET attempt = excluded.attempt, due_at = excluded.due_at,
+               result = excluded.result WHERE ${s}.retries.attempt <= excluded.attempt`,
+            [
+              id,
+              retries.map((retry) => retry.position),
+              retries.map((retry) => retry.attempt),
+              retries.map((retry) => retry.dueAt),
+              texts(retries.map((retry) => retry.result)),
+            ],
+          );
+        }
+        const done = before.completed + written;
+        const completed = before.status === 'processing' && done >= before.total;
+        if (written === 0 && !completed) return { record: before, written, completed };
+        const record = await save(client, {
+          ...before,
+          completed: done,
+          counts,
+          ...(completed ? { status: 'complete' as const, completedAt: now } : {}),
+        });
+        return { record, written, completed };
+      });
+    },
+
+    async fleetWaiting(id) {
+      const rows = await driver.query(
+        `SELECT count(*) AS n, min(due_at) AS next FROM ${s}.retries WHERE job_id = $1`,
+        [id],
+      );
+      return { count: num(rows[0]?.n ?? 0), nextDueAt: numOrNull(rows[0]?.next) };
+    },
+
+    async fleetOverdue(before, limit) {
+      const rows = await driver.query(
+        `SELECT r.job_id, r.position, r.attempt,
+           (SELECT i.emails[r.position - i.first + 1] FROM ${s}.inputs i
+             WHERE i.job_id = r.job_id AND i.first <= r.position ORDER BY i.first DESC LIMIT 1) AS email
+         FROM ${s}.retries r JOIN ${s}.jobs j ON j.id = r.job_id
+         WHERE j.fleet AND j.status = 'processing' AND r.due_at < $1
+         ORDER BY r.due_at LIMIT $2`,
+        [before, limit],
+      );
+      return rows
+        .filter((row) => typeof row.email === 'string')
+        .map((row) => ({
+          id: String(row.job_id),
+          position: num(row.position),
+          attempt: num(row.attempt),
+          email: row.email as string,
+        }));
+    },
+  };
+}

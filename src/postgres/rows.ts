@@ -1,0 +1,57 @@
+/**
+ * Conversions between the job store's rows and the manager's records, shared by the store's statements.
+ * @module
+ */
+import type { JobError, JobRecord, JobStatus } from '../bulk/types.js';
+import type { Status, VerificationResult } from '../result.js';
+import type { Row } from './driver.js';
+
+/** A numeric column (`bigint` arrives as a string). */
+export function num(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+/** A nullable numeric column. */
+export function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}
+
+/** A JSON column (PGlite parses it, `pg` may hand it over as text). */
+export function json<T>(value: unknown): T {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as T;
+}
+
+/** A `jobs` row as the manager's record. */
+export function recordOfRow(row: Row): JobRecord {
+  return {
+    id: String(row.id),
+    owner: (row.owner as string | null) ?? null,
+    name: (row.name as string | null) ?? null,
+    status: row.status as JobStatus,
+    total: num(row.total),
+    completed: num(row.completed),
+    counts: json<Record<Status, number>>(row.counts),
+    createdAt: num(row.created_at),
+    startedAt: numOrNull(row.started_at),
+    completedAt: numOrNull(row.completed_at),
+    error: row.error === null || row.error === undefined ? null : json<JobError>(row.error),
+    greylistDelaysMs: json<number[]>(row.greylist_delays_ms),
+    armed: row.armed === true,
+  };
+}
+
+/**
+ * Serialises results once per distinct object (duplicates of an address share one). JSON text never holds a
+ * raw line feed (JSON.stringify escapes it), so the texts can travel joined by `\n`.
+ */
+export function texts(results: readonly VerificationResult[]): string[] {
+  const seen = new Map<VerificationResult, string>();
+  return results.map((result) => {
+    let text = seen.get(result);
+    if (text === undefined) {
+      text = JSON.stringify(result);
+      seen.set(result, text);
+    }
+    return text;
+  });
+}

@@ -1,0 +1,285 @@
+/**
+ * The fleet as users run it: `mailvet serve --redis --store` API nodes and `mailvet worker` processes (the built
+ * bin) against loopback DNS and SMTP servers with several MX hosts. Every position ends with exactly one result,
+ * equal to the in-process runner's, also when a worker is SIGKILLed, the API node is SIGKILLed and replaced, and
+ * the fleet's Redis keys are deleted mid-job.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BulkJobManager } from '../../src/bulk/manager.js';
+import { nodeResolver } from '../../src/dns/node.js';
+import type { VerificationResult } from '../../src/result.js';
+import { createVerifier } from '../../src/verifier.js';
+import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
+import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { BIN } from '../support/mailvet-bin.js';
+import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+
+const enabled = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
+const KEY = 'fleet-test-key';
+const COUNT = 30_000;
+const DOMAINS = 8;
+
+let dns: DnsTestServer;
+const smtp: SmtpServerHarness[] = [];
+let emails: string[] = [];
+let expected: Brief[] = [];
+
+type Brief = Pick<VerificationResult, 'email' | 'status' | 'sub_status'>;
+
+function brief(results: readonly VerificationResult[]): Brief[] {
+  return results.map(({ email, status, sub_status }) => ({ email, status, sub_status }));
+}
+
+interface Proc {
+  readonly child: ChildProcess;
+  output(): string;
+}
+
+/** Spawns the built bin; resolves once its output matches `ready`. */
+async function spawnBin(args: string[], ready: RegExp): Promise<Proc & { match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  for (let i = 0; i < 1500; i++) {
+    const match = ready.exec(output);
+    if (match !== null) return { child, output: () => output, match };
+    if (child.exitCode !== null) break;
+    await sleep(20);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`mailvet ${args[0]} did not start:\n${output}`);
+}
+
+function network(): string[] {
+  return [
+    '--dns',
+    dns.address,
+    '--smtp-port',
+    String(smtp[0]!.port),
+    '--allow-address',
+    '127.0.0.0/8',
+    '--allow-tld',
+    'test',
+    '--helo',
+    'fleet.test',
+  ];
+}
+
+/** One fleet: its schema, prefix and processes. */
+class Fleet {
+  readonly schema = testSchema();
+  readonly prefix = testPrefix();
+  readonly procs = new Set<ChildProcess>();
+
+  get store(): string {
+    const url = new URL(POSTGRES_URL!);
+    url.searchParams.set('schema', this.schema);
+    return url.toString();
+  }
+
+  async api(): Promise<Proc & { url: string }> {
+    const proc = await spawnBin(
+      [
+        'serve',
+        '--port',
+        '0',
+        '--no-console',
+        '--store',
+        this.store,
+        '--redis',
+        REDIS_URL!,
+        '--prefix',
+        this.prefix,
+        ...network(),
+      ],
+      /listening on (http:\/\/\S+)/,
+    );
+    this.procs.add(proc.child);
+    return { ...proc, url: proc.match[1]! };
+  }
+
+  async worker(name: string): Promise<Proc> {
+    const proc = await spawnBin(
+      [
+        'worker',
+        '--store',
+        this.store,
+        '--redis',
+        REDIS_URL!,
+        '--prefix',
+        this.prefix,
+        '--id',
+        name,
+        '--lock-seconds',
+        '2',
+        ...network(),
+      ],
+      /taking chunks/,
+    );
+    this.procs.add(proc.child);
+    return proc;
+  }
+
+  async kill(proc: Proc, signal: NodeJS.Signals): Promise<void> {
+    const exited = new Promise((resolve) => proc.child.once('exit', resolve));
+    proc.child.kill(signal);
+    await exited;
+    this.procs.delete(proc.child);
+  }
+
+  async close(): Promise<void> {
+    for (const child of this.procs) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+    await deletePrefix(this.prefix);
+    await dropPostgresSchema(this.schema);
+  }
+}
+
+async function call(url: string, path: string, init: RequestInit = {}): Promise<unknown> {
+  const response = await fetch(`${url}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers },
+  });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+interface WireJob {
+  id: string;
+  status: string;
+  total: number;
+  completed: number;
+  counts: Record<string, number>;
+}
+
+async function waitFor(url: string, id: string, done: (job: WireJob) => boolean): Promise<WireJob> {
+  for (;;) {
+    const job = (await call(url, `/v1/bulk/${id}`)) as WireJob;
+    if (done(job)) return job;
+    await sleep(100);
+  }
+}
+
+/** Creates a job of every address, 10,000 per request (the HTTP API's limit). */
+async function submit(url: string, name: string): Promise<WireJob> {
+  const created = (await call(url, '/v1/bulk', {
+    method: 'POST',
+    body: JSON.stringify({ name, emails: emails.slice(0, 10_000) }),
+  })) as WireJob;
+  for (let at = 10_000; at < COUNT; at += 10_000) {
+    await call(url, `/v1/bulk/${created.id}/emails`, {
+      method: 'POST',
+      body: JSON.stringify({ emails: emails.slice(at, at + 10_000) }),
+    });
+  }
+  return created;
+}
+
+/** The job is complete with each position once: its counts sum to the total, its results equal the expected. */
+async function expectExactlyOnce(url: string, id: string): Promise<void> {
+  const job = await waitFor(url, id, (current) => current.status === 'complete');
+  expect(job).toMatchObject({ total: COUNT, completed: COUNT });
+  expect(Object.values(job.counts).reduce((a, b) => a + b, 0)).toBe(COUNT);
+  const { results } = (await call(url, `/v1/bulk/${id}/results`)) as { results: VerificationResult[] };
+  expect(results).toHaveLength(COUNT);
+  expect(brief(results)).toEqual(expected);
+}
+
+beforeAll(async () => {
+  if (!enabled) return;
+  const zone: Record<string, unknown> = {};
+  for (let d = 0; d < DOMAINS; d++) {
+    zone[`d${d}.fleet.test`] = { mx: [{ priority: 10, exchange: `mx${d}.fleet.test` }] };
+    zone[`mx${d}.fleet.test`] = { a: [`127.0.0.${d + 2}`] };
+  }
+  dns = await startDnsServer(zone as Parameters<typeof startDnsServer>[0]);
+  const first = await startSmtpServer({ host: '127.0.0.2', mailboxes: { nobody: 'missing' } });
+  smtp.push(first);
+  for (let d = 1; d < DOMAINS; d++) {
+    smtp.push(
+      await startSmtpServer({ host: `127.0.0.${d + 2}`, port: first.port, mailboxes: { nobody: 'missing' } }),
+    );
+  }
+  emails = Array.from({ length: COUNT }, (_, i) =>
+    i % 10 === 3 ? `nobody@d${i % DOMAINS}.fleet.test` : `user${i % 20_000}@d${i % DOMAINS}.fleet.test`,
+  );
+  const verifier = createVerifier({
+    resolver: nodeResolver({ servers: [dns.address] }),
+    smtpPort: first.port,
+    allowAddresses: ['127.0.0.0/8'],
+    allowTlds: ['test'],
+    heloHost: 'fleet.test',
+  });
+  const jobs = new BulkJobManager({ verifier });
+  const job = await jobs.create({ emails });
+  const results: VerificationResult[] = [];
+  for await (const result of jobs.stream(job.id)) results.push(result);
+  expected = brief(results);
+  await jobs.close();
+  await verifier.dispose();
+}, 180_000);
+
+afterAll(async () => {
+  for (const server of smtp) await server.close();
+  await dns?.close();
+});
+
+describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailvet worker', () => {
+  it('1 API node and 3 workers verify 30,000 addresses, each position exactly once', async () => {
+    const fleet = new Fleet();
+    try {
+      const api = await fleet.api();
+      for (let w = 0; w < 3; w++) await fleet.worker(`w${w}`);
+      await expect
+        .poll(async () => ((await call(api.url, '/healthz')) as { workers: number }).workers, {
+          timeout: 10_000,
+        })
+        .toBe(3);
+      const created = await submit(api.url, 'fleet');
+      await expectExactlyOnce(api.url, created.id);
+    } finally {
+      await fleet.close();
+    }
+  }, 300_000);
+
+  it('completes exactly once after a worker and the API node are SIGKILLed, Redis loses its keys and a worker is SIGTERMed', async () => {
+    const fleet = new Fleet();
+    try {
+      let api = await fleet.api();
+      const workers = [await fleet.worker('a'), await fleet.worker('b')];
+      const created = await submit(api.url, 'faults');
+      await waitFor(api.url, created.id, (job) => job.completed >= 3000);
+      await fleet.kill(workers[0]!, 'SIGKILL'); // its chunks stall and are taken again
+      await waitFor(api.url, created.id, (job) => job.completed >= 9000);
+      await fleet.kill(api, 'SIGKILL');
+      api = await fleet.api(); // another API node serves the same job
+      await waitFor(api.url, created.id, (job) => job.completed >= 15_000);
+      expect(await deletePrefix(fleet.prefix)).toBeGreaterThan(0); // Redis lost its data
+      await fleet.worker('c');
+      await waitFor(api.url, created.id, (job) => job.completed >= 20_000);
+      // SIGTERM: the worker finishes its chunks and stops cleanly.
+      const stopped = new Promise<number | null>((resolve) => workers[1]!.child.once('exit', resolve));
+      await fleet.kill(workers[1]!, 'SIGTERM');
+      expect(await stopped).toBe(0);
+      expect(workers[1]!.output()).toMatch(/mailvet worker stopped/);
+      await expectExactlyOnce(api.url, created.id);
+    } finally {
+      await fleet.close();
+    }
+  }, 300_000);
+});
