@@ -88,10 +88,11 @@ class Fleet {
     return url.toString();
   }
 
-  async api(): Promise<Proc & { url: string }> {
+  async api(...extra: string[]): Promise<Proc & { url: string }> {
     const proc = await spawnBin(
       [
         'serve',
+        ...extra,
         '--port',
         '0',
         '--no-console',
@@ -252,6 +253,39 @@ describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailv
         .toBe(3);
       const created = await submit(api.url, 'fleet');
       await expectExactlyOnce(api.url, created.id);
+    } finally {
+      await fleet.close();
+    }
+  }, 300_000);
+
+  it('two API nodes, one of them also verifying (--work), share a job: created on one, filled and read on both', async () => {
+    const fleet = new Fleet();
+    const count = 2000;
+    try {
+      const working = await fleet.api('--work');
+      const plain = await fleet.api();
+      await expect
+        .poll(async () => ((await call(plain.url, '/healthz')) as { workers: number }).workers, {
+          timeout: 10_000,
+        })
+        .toBe(1); // the --work node is the fleet's only worker
+      const created = (await call(plain.url, '/v1/bulk', {
+        method: 'POST',
+        body: JSON.stringify({ name: 'two nodes', emails: emails.slice(0, count / 2), auto_start: false }),
+      })) as WireJob;
+      await call(working.url, `/v1/bulk/${created.id}/emails`, {
+        method: 'POST',
+        body: JSON.stringify({ emails: emails.slice(count / 2, count) }),
+      });
+      await call(working.url, `/v1/bulk/${created.id}/start`, { method: 'POST' });
+      for (const node of [plain, working]) {
+        const job = await waitFor(node.url, created.id, (current) => current.status === 'complete');
+        expect(job).toMatchObject({ total: count, completed: count });
+        const { results } = (await call(node.url, `/v1/bulk/${created.id}/results`)) as {
+          results: VerificationResult[];
+        };
+        expect(brief(results)).toEqual(expected.slice(0, count));
+      }
     } finally {
       await fleet.close();
     }
