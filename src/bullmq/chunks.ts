@@ -25,8 +25,9 @@ export interface ChunkItem {
 
 /**
  * Cuts `items` of job `job` into chunks of at most `size`, the items of a domain next to each other (so a worker
- * verifies a domain's addresses together and reuses its SMTP sessions). Deterministic: the same items give the
- * same chunks, so that their queue ids match when two API nodes enqueue the same inputs.
+ * verifies a domain's addresses together and reuses its SMTP sessions), and returns them spread (see
+ * {@link spread}). Deterministic: the same items give the same chunks in the same order, so that their queue ids
+ * match when two API nodes enqueue the same inputs.
  */
 export function chunksOf(job: string, items: readonly ChunkItem[], size: number): ChunkData[] {
   const byDomain = new Map<string, ChunkItem[]>();
@@ -53,7 +54,21 @@ export function chunksOf(job: string, items: readonly ChunkItem[], size: number)
       current.attempts.push(item.attempt);
     }
   }
-  return chunks;
+  return spread(chunks);
+}
+
+/**
+ * Reorders domain-sorted chunks so that neighbours on the queue are about √n chunks apart: a worker takes several
+ * chunks at once, and chunks next to each other share a domain (so a mail host), whose per-MX limit would leave
+ * the worker's sessions to every other host idle. Spread, each worker's first chunks span many domains.
+ */
+function spread<T>(chunks: readonly T[]): T[] {
+  const stride = Math.ceil(Math.sqrt(chunks.length));
+  const order: T[] = [];
+  for (let start = 0; start < stride; start++) {
+    for (let i = start; i < chunks.length; i += stride) order.push(chunks[i]!);
+  }
+  return order;
 }
 
 /** The items of inputs `emails` from position `first`, first tries. */

@@ -8,15 +8,12 @@ describe('chunksOf', () => {
   it('keeps a domain together, bounds the size, and covers every position once', () => {
     const chunks = chunksOf('job', firstTries(10, emails), 2);
     expect(chunks.every((chunk) => chunk.positions.length <= 2 && chunk.job === 'job')).toBe(true);
-    const order = chunks.flatMap((chunk) => chunk.emails);
-    expect(order).toEqual([
-      'nodomain',
-      'a@x.test',
-      'c@x.test',
-      'f@x.test',
-      'b@y.test',
-      'd@Y.test',
-      'e@z.test',
+    // Domain-sorted chunks [nodomain a] [c f] [b d] [e], spread with a stride of 2 (√4).
+    expect(chunks.map((chunk) => chunk.emails)).toEqual([
+      ['nodomain', 'a@x.test'],
+      ['b@y.test', 'd@Y.test'],
+      ['c@x.test', 'f@x.test'],
+      ['e@z.test'],
     ]);
     expect(chunks.flatMap((chunk) => chunk.positions).sort((a, b) => a - b)).toEqual([
       10, 11, 12, 13, 14, 15, 16,
@@ -25,6 +22,18 @@ describe('chunksOf', () => {
       for (const [i, position] of chunk.positions.entries())
         expect(chunk.emails[i]).toBe(emails[position - 10]);
     }
+  });
+
+  it('spreads a domain’s chunks over the queue, so that a worker’s first chunks span many domains', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `u${i}@d${Math.floor(i / 100)}.test`); // 10 domains
+    const chunks = chunksOf('job', firstTries(0, many), 20); // 50 chunks, 5 per domain
+    const domains = (from: number, count: number) =>
+      new Set(chunks.slice(from, from + count).map((chunk) => chunk.emails[0]!.split('@')[1])).size;
+    expect(domains(0, 8)).toBeGreaterThanOrEqual(7); // unspread, 8 chunks would hold 2 domains
+    expect(domains(8, 8)).toBeGreaterThanOrEqual(7);
+    expect(chunks.flatMap((chunk) => chunk.positions).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 1000 }, (_, i) => i),
+    );
   });
 
   it('cuts the same items into the same chunks (their queue ids match across API nodes)', () => {
