@@ -158,7 +158,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     maxStalledCount: 1000,
     stalledInterval: Math.max(500, Math.floor(lockMs / 2)),
   };
-  const processor = (job: QueueJob) => run.process(job.data);
+  const processor = (job: QueueJob) => run.track(run.process(job.data));
   const workers: Worker[] = [
     new bullmq.Worker(keys.queue, processor, settings),
     new bullmq.Worker(retryQueueName, processor, settings),
@@ -177,7 +177,12 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     close() {
       closed ??= (async () => {
         clearInterval(heartbeat);
-        await Promise.all(workers.map((worker) => worker.close()));
+        // Stop taking chunks, let the ones taken finish (for at most a lock's time: past it, another worker takes
+        // them again anyway), then close without BullMQ's own wait for them, which never ends once the connection
+        // was lost and came back (a Redis restart) while they ran.
+        await Promise.all(workers.map((worker) => worker.pause(true)));
+        await run.drained(lockMs);
+        await Promise.all(workers.map((worker) => worker.close(true)));
         await client.del(`${keys.workers}${id}`).catch(onError);
         await forgetIfEmpty(retries).catch(onError);
         await retries.close();
@@ -207,6 +212,33 @@ class ChunkRun {
     private readonly retries: Queue,
     private readonly onError: (error: unknown) => void,
   ) {}
+
+  /** Chunks being processed (see {@link drained}). */
+  readonly #active = new Set<Promise<void>>();
+
+  /** Counts `work` among the chunks being processed until it settles; returns it. */
+  track(work: Promise<void>): Promise<void> {
+    this.#active.add(work);
+    const done = () => this.#active.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  /** Resolves once no chunk is being processed, or after `limitMs`. */
+  async drained(limitMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, limitMs);
+    });
+    try {
+      while (this.#active.size > 0) {
+        const settled = Promise.allSettled([...this.#active]).then(() => true);
+        if (!(await Promise.race([settled, limit.then(() => false)]))) return;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   /** Verifies what the chunk still needs and commits it; throws (BullMQ retries the chunk) only on bad data. */
   async process(data: unknown): Promise<void> {

@@ -15,6 +15,7 @@ import { tcpTransport } from '../../src/smtp/tcp.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { HAS_REDIS_SERVER, startPrivateRedis } from '../support/private-redis.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
 
@@ -348,6 +349,62 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       await dropPostgresSchema(schema);
     }
   }, 120_000);
+
+  it.skipIf(!HAS_REDIS_SERVER)(
+    'rebuilds the queue from PostgreSQL when Redis restarts empty mid-job, and completes each position once',
+    async () => {
+      const redis = await startPrivateRedis(); // a server of its own: killing the shared one would hurt others
+      const schema = testSchema();
+      const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+      const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+      const jobs = new BulkJobManager({
+        store,
+        runner: bullmqRunner({ connection: redis.url, reconcileMs: 200 }),
+      });
+      const v = verifier();
+      const slow = {
+        verify: async (email: string) => {
+          await new Promise((resolve) => setTimeout(resolve, 40));
+          return v.verify(email);
+        },
+      };
+      const completes: Job[] = [];
+      let worker: FleetWorker | undefined;
+      try {
+        await jobs.opened();
+        worker = await createWorker({
+          connection: redis.url,
+          store: workerStore,
+          verifier: slow,
+          lockMs: 2000,
+          onError: () => {}, // the lost connection and the chunks Redis forgot are reported here
+        });
+        jobs.on('complete', (job) => completes.push(job));
+        const job = await jobs.create({ emails: emails.slice(0, 1500) });
+        await expect
+          .poll(async () => (await jobs.get(job.id))?.completed, { timeout: 30_000 })
+          .toBeGreaterThan(200);
+        await redis.restartEmpty();
+        expect((await jobs.get(job.id))?.completed).toBeLessThan(1500); // it was mid-job
+        await expect
+          .poll(async () => (await jobs.get(job.id))?.status, { timeout: 60_000, interval: 200 })
+          .toBe('complete');
+        const done = await jobs.get(job.id);
+        expect(done).toMatchObject({ total: 1500, completed: 1500 });
+        expect(Object.values(done!.counts).reduce((a, b) => a + b, 0)).toBe(1500);
+        expect(brief(await jobs.results(job.id))).toEqual(expected.slice(0, 1500));
+        expect(completes.length).toBeLessThanOrEqual(1); // never twice (it may be lost with the connection)
+      } finally {
+        await worker?.close();
+        await jobs.close();
+        await workerStore.close?.();
+        await v.dispose();
+        await redis.stop();
+        await dropPostgresSchema(schema);
+      }
+    },
+    120_000,
+  );
 
   it('bounds a verification that never answers (verificationTimeoutMs)', async () => {
     const schema = testSchema();

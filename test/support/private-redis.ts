@@ -1,0 +1,67 @@
+/**
+ * A Redis server of one test's own (`redis-server` from the machine's packages) on 127.0.0.1 and a free port,
+ * that keeps nothing on disk: killing it and starting another on the same port is a Redis restarted empty.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+
+/** True when `redis-server` can be run here (tests that need it are skipped otherwise). */
+export const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A private Redis: its URL, `restartEmpty()` (SIGKILL, then a new empty server on the same port), `stop()`. */
+export interface PrivateRedis {
+  readonly url: string;
+  restartEmpty(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a private Redis and waits until it answers. */
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let child: ChildProcess;
+  const start = async () => {
+    child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 250; i++) {
+      const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
+      client.on('error', () => {}); // not up yet: connect() rejects too
+      const answered = await client
+        .connect()
+        .then(() => client.ping())
+        .catch(() => undefined);
+      client.disconnect();
+      if (answered === 'PONG') return;
+      await sleep(20);
+    }
+    throw new Error(`redis-server on port ${port} did not start`);
+  };
+  const kill = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return {
+    url,
+    async restartEmpty() {
+      await kill();
+      await start();
+    },
+    stop: kill,
+  };
+}
