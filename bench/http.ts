@@ -14,11 +14,13 @@
  * that does not depend on how much of CPU 0 the server actually got, the robust figure when other processes
  * share the machine.
  *
- * `--against=<git ref>` adds a third side: the mailvet server of that commit (its `src/` extracted to a
+ * `--hono` adds a side that serves the same `createHandler()` through `@hono/node-server`'s `getRequestListener`
+ * instead of mailvet's own listener (`toNodeListener`), to compare the two adapters. `--against=<git ref>` adds
+ * a side: the mailvet server of that commit (its `src/` extracted to a
  * temporary directory that uses this checkout's node_modules), so that a change is measured before and after
  * in one interleaved run.
  *
- *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--against=<git ref>]
+ *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--hono] [--against=<git ref>]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -56,6 +58,21 @@ async function serve(mode: string, src: string): Promise<void> {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
     });
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number };
+      console.log(`http://127.0.0.1:${address.port}`);
+    });
+    return;
+  }
+  if (mode === 'hono') {
+    const { getRequestListener } = await import('@hono/node-server');
+    const { createHandler } = await module('http/handler.ts');
+    const handler = createHandler({
+      apiKeys: [KEY],
+      verifierOptions: { dns: false, smtp: false },
+      limits: { requestsPerSecond: Number.POSITIVE_INFINITY },
+    });
+    const server = createBareServer(getRequestListener(handler));
     server.listen(0, '127.0.0.1', () => {
       const address = server.address() as { port: number };
       console.log(`http://127.0.0.1:${address.port}`);
@@ -111,7 +128,8 @@ async function startSide(name: string, mode: string, src: string, path: string):
       child.once('message', (usage: { user: number; system: number }) => resolve(usage.user + usage.system));
       child.send('cpu');
     });
-  return { name, url: base + path, pinned, cpu, stop: () => child.kill() };
+  // SIGKILL: a server may handle SIGTERM (@hono/node-server's does) and outlive the run, holding it open.
+  return { name, url: base + path, pinned, cpu, stop: () => child.kill('SIGKILL') };
 }
 
 interface Measure {
@@ -202,6 +220,8 @@ async function main(): Promise<void> {
   try {
     sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', src, '/'));
     sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', src, verifyPath));
+    if (process.argv.includes('--hono'))
+      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', src, verifyPath));
     if (old !== undefined)
       sides.push(await startSide(`mailvet at ${against}`, 'mailvet', join(old, 'src'), verifyPath));
     console.log(
@@ -233,11 +253,12 @@ async function main(): Promise<void> {
     });
   } finally {
     for (const side of sides) side.stop();
+    if (process.argv.includes('--hono'))
+      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', src, verifyPath));
     if (old !== undefined) rmSync(old, { recursive: true, force: true });
   }
-  console.log(
-    `reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${against === undefined ? '' : ` --against=${against}`}`,
-  );
+  const flags = `${process.argv.includes('--hono') ? ' --hono' : ''}${against === undefined ? '' : ` --against=${against}`}`;
+  console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);
 }
 
 await main();
