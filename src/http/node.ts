@@ -35,6 +35,8 @@ const HOST = /^[A-Za-z0-9.\-:[\]]{1,255}$/;
 
 /** How long the unread rest of a refused request body is drained before the connection is cut, in ms. */
 export const LINGER_MS = 2000;
+/** While closing, how often connections that finished their response are closed, in ms. */
+const CLOSE_SWEEP_MS = 20;
 const consoleLogger: HttpLogger = { error: (message, details) => console.error(message, details.error) };
 
 /** The absolute URL of a request whose target is in origin-form (starts with `/`). */
@@ -415,10 +417,6 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger },
   );
   let closing: Promise<void> | undefined;
-  // While closing, a keep-alive connection is closed as soon as its response is done.
-  const afterResponse = (): void => {
-    if (closing !== undefined) setImmediate(() => server.closeIdleConnections());
-  };
   const server = createHttpServer(
     {
       headersTimeout,
@@ -426,10 +424,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
       // How often Node checks those timeouts: often enough for the shortest of them to mean what it says.
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(headersTimeout / 4))),
     },
-    (req, res) => {
-      res.on('finish', afterResponse);
-      listener(req, res);
-    },
+    listener,
   );
   try {
     await new Promise<void>((resolve, reject) => {
@@ -452,8 +447,12 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // A keep-alive connection is closed soon after its response is done (a sweep, rather than a listener
+        // on every response of the server's life).
+        const sweep = setInterval(() => server.closeIdleConnections(), CLOSE_SWEEP_MS);
         const timer = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
         await closed;
+        clearInterval(sweep);
         clearTimeout(timer);
         await owned?.close();
       })();
