@@ -6,18 +6,29 @@
  *
  * Each server runs in its own child process pinned to CPU 0 (`taskset -c 0`), so it has exactly one core;
  * this process (the autocannon load generator) pins itself to CPU 1. Without taskset (not Linux) the
- * servers are still one process each (one JS thread), but not pinned. Same connections, same duration; the
- * two sides alternate over three rounds and the best round of each is reported, so that a burst of load from
- * elsewhere on the machine does not decide the ratio. Each server also reports the CPU time it used, which
- * gives its capacity per core-second (1 / CPU time per request): a second ratio that does not depend on how
- * much of CPU 0 the server actually got.
+ * servers are still one process each (one JS thread), but not pinned. Same connections, same duration per
+ * round. After a warm-up of each side, the sides take turns over the rounds (the order rotates each round, so
+ * no side always goes first), and every figure is the median over the rounds with its min-max spread; the
+ * ratio is taken within each round (both sides measured moments apart) before its median is. Each server also
+ * reports the CPU time it used, which gives its capacity per core-second (1 / CPU time per request): a ratio
+ * that does not depend on how much of CPU 0 the server actually got, the robust figure when other processes
+ * share the machine.
  *
- *   npx tsx bench/http.ts [seconds per side, default 10]
+ * `--hono` adds a side that serves the same `createHandler()` through `@hono/node-server`'s `getRequestListener`
+ * instead of mailvet's own listener (`toNodeListener`), to compare the two adapters. `--against=<git ref>` adds
+ * a side: the mailvet server of that commit (its `src/` extracted to a
+ * temporary directory that uses this checkout's node_modules), so that a change is measured before and after
+ * in one interleaved run.
+ *
+ *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--hono] [--against=<git ref>]
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer as createBareServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 interface CannonResult {
   requests: { average: number };
@@ -31,12 +42,15 @@ type Autocannon = (options: Record<string, unknown>) => Promise<CannonResult>;
 const KEY = 'bench-key';
 const ADDRESS = 'john.smith@gmail.com';
 const CONNECTIONS = 50;
+const REPO = fileURLToPath(new URL('..', import.meta.url));
 
-async function serve(mode: string): Promise<void> {
+/** The child: serves `mode` (`bare`, or `mailvet` from the `src` directory given) and prints its URL. */
+async function serve(mode: string, src: string): Promise<void> {
   process.on('message', () => process.send?.(process.cpuUsage()));
+  const module = (path: string) => import(pathToFileURL(join(src, path)).href);
   if (mode === 'bare') {
     // The same bytes the API answers with: the address's result, computed once, then served as a constant.
-    const { createVerifier } = await import('../src/verifier.js');
+    const { createVerifier } = await module('verifier.ts');
     const verifier = createVerifier({ dns: false, smtp: false });
     const body = JSON.stringify(await verifier.verify(ADDRESS));
     await verifier.dispose();
@@ -50,7 +64,22 @@ async function serve(mode: string): Promise<void> {
     });
     return;
   }
-  const { createServer } = await import('../src/http/node.js');
+  if (mode === 'hono') {
+    const { getRequestListener } = await import('@hono/node-server');
+    const { createHandler } = await module('http/handler.ts');
+    const handler = createHandler({
+      apiKeys: [KEY],
+      verifierOptions: { dns: false, smtp: false },
+      limits: { requestsPerSecond: Number.POSITIVE_INFINITY },
+    });
+    const server = createBareServer(getRequestListener(handler));
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number };
+      console.log(`http://127.0.0.1:${address.port}`);
+    });
+    return;
+  }
+  const { createServer } = await module('http/node.ts');
   const { url } = await createServer({
     port: 0,
     apiKeys: [KEY],
@@ -69,7 +98,9 @@ function pin(cpu: number, pid: number): boolean {
   }
 }
 
-interface Child {
+interface Side {
+  readonly name: string;
+  /** The URL autocannon loads. */
   readonly url: string;
   readonly pinned: boolean;
   /** CPU time (user + system) the server process has used, in microseconds. */
@@ -77,27 +108,28 @@ interface Child {
   stop(): void;
 }
 
-async function startChild(mode: string): Promise<Child> {
+async function startSide(name: string, mode: string, src: string, path: string): Promise<Side> {
   const self = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--import', 'tsx', self, `--serve=${mode}`], {
+  const child = spawn(process.execPath, ['--import', 'tsx', self, `--serve=${mode}`, `--src=${src}`], {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const pinned = child.pid !== undefined && pin(0, child.pid);
-  const url = await new Promise<string>((resolve, reject) => {
+  const base = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const line = out.split('\n').find((l) => l.startsWith('http://'));
       if (line !== undefined) resolve(line.trim());
     });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${name} server exited with ${code}`)));
   });
   const cpu = () =>
     new Promise<number>((resolve) => {
       child.once('message', (usage: { user: number; system: number }) => resolve(usage.user + usage.system));
       child.send('cpu');
     });
-  return { url, pinned, cpu, stop: () => child.kill() };
+  // SIGKILL: a server may handle SIGTERM (@hono/node-server's does) and outlive the run, holding it open.
+  return { name, url: base + path, pinned, cpu, stop: () => child.kill('SIGKILL') };
 }
 
 interface Measure {
@@ -109,15 +141,15 @@ interface Measure {
   readonly failures: number;
 }
 
-async function measure(child: Child, url: string, seconds: number, autocannon: Autocannon): Promise<Measure> {
-  const before = await child.cpu();
+async function measure(side: Side, seconds: number, autocannon: Autocannon): Promise<Measure> {
+  const before = await side.cpu();
   const result = await autocannon({
-    url,
+    url: side.url,
     connections: CONNECTIONS,
     duration: seconds,
     headers: { authorization: `Bearer ${KEY}` },
   });
-  const used = (await child.cpu()) - before;
+  const used = (await side.cpu()) - before;
   const total = result.requests.average * seconds;
   return {
     rps: result.requests.average,
@@ -128,60 +160,105 @@ async function measure(child: Child, url: string, seconds: number, autocannon: A
   };
 }
 
-function report(name: string, m: Measure): void {
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** `median [min - max]` of `values`, each formatted by `format`. */
+function spread(values: readonly number[], format: (value: number) => string): string {
+  return `${format(median(values))} [${format(Math.min(...values))} - ${format(Math.max(...values))}]`;
+}
+
+const count = (value: number) => Math.round(value).toLocaleString('en-US');
+const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+
+function report(name: string, runs: readonly Measure[]): void {
+  const failures = runs.reduce((sum, m) => sum + m.failures, 0);
   console.log(
-    `${name.padEnd(42)} ${Math.round(m.rps).toLocaleString('en-US').padStart(7)} req/s` +
-      `   p50 ${String(m.p50).padStart(3)} ms   p99 ${String(m.p99).padStart(3)} ms` +
-      `   ${m.cpuPerRequest.toFixed(1).padStart(6)} µs CPU/req` +
-      `  (${Math.round(1e6 / m.cpuPerRequest).toLocaleString('en-US')} req per core-second)` +
-      (m.failures > 0 ? `   FAILURES ${m.failures}` : ''),
+    `${name.padEnd(40)} ${spread(
+      runs.map((m) => m.rps),
+      count,
+    ).padEnd(26)} req/s   p99 ${median(runs.map((m) => m.p99))} ms   ${spread(
+      runs.map((m) => m.cpuPerRequest),
+      (v) => v.toFixed(1),
+    )} µs CPU/req${failures > 0 ? `   FAILURES ${failures}` : ''}`,
   );
+}
+
+/** Extracts `src/` of commit `ref` into a temporary directory that resolves packages from this checkout. */
+function checkout(ref: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mailvet-bench-'));
+  const archive = execFileSync('git', ['-C', REPO, 'archive', ref, 'src', 'package.json'], {
+    maxBuffer: 1 << 30,
+  });
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
 }
 
 async function main(): Promise<void> {
   const serveArg = process.argv.find((arg) => arg.startsWith('--serve='));
-  if (serveArg !== undefined) return serve(serveArg.slice('--serve='.length));
+  const srcArg = process.argv.find((arg) => arg.startsWith('--src='));
+  if (serveArg !== undefined && srcArg !== undefined)
+    return serve(serveArg.slice('--serve='.length), srcArg.slice('--src='.length));
 
-  const seconds = Number(process.argv[2] ?? 10);
+  const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+  const seconds = Number(positional[0] ?? 18);
+  const rounds = Math.max(5, Math.round(Number(positional[1] ?? 6)));
+  const against = process.argv.find((arg) => arg.startsWith('--against='))?.slice('--against='.length);
+  const slice = Math.max(1, Math.round(seconds / rounds));
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   const selfPinned = pin(1, process.pid);
-  const bare = await startChild('bare');
-  const mailvet = await startChild('mailvet');
-  console.log(
-    `GET /v1/verify offline, ${CONNECTIONS} connections, ${seconds} s per side, node ${process.version}; ` +
-      (bare.pinned && mailvet.pinned && selfPinned
-        ? 'servers pinned to CPU 0, autocannon to CPU 1'
-        : 'taskset unavailable: servers are single processes, not pinned'),
-  );
-  const rounds = 3;
-  const slice = Math.max(1, Math.round(seconds / rounds));
-  const bareUrl = `${bare.url}/`;
-  const verifyUrl = `${mailvet.url}/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
+  const src = join(REPO, 'src');
+  const verifyPath = `/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
+  const old = against === undefined ? undefined : checkout(against);
+  const sides: Side[] = [];
   try {
-    await measure(bare, bareUrl, 2, autocannon); // warm-up: JIT, pools
-    await measure(mailvet, verifyUrl, 2, autocannon);
-    const bares: Measure[] = [];
-    const ours: Measure[] = [];
-    for (let round = 0; round < rounds; round++) {
-      bares.push(await measure(bare, bareUrl, slice, autocannon));
-      ours.push(await measure(mailvet, verifyUrl, slice, autocannon));
-    }
-    const best = (list: Measure[]) => list.reduce((a, b) => (b.rps > a.rps ? b : a));
-    const cheapest = (list: Measure[]) => Math.min(...list.map((m) => m.cpuPerRequest));
-    const ceiling = best(bares);
-    const mine = best(ours);
-    report('bare node:http, constant JSON (ceiling)', ceiling);
-    report('mailvet createServer, GET /v1/verify', mine);
+    sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', src, '/'));
+    sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', src, verifyPath));
+    if (process.argv.includes('--hono'))
+      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', src, verifyPath));
+    if (old !== undefined)
+      sides.push(await startSide(`mailvet at ${against}`, 'mailvet', join(old, 'src'), verifyPath));
     console.log(
-      `ratio mailvet / ceiling: ${((mine.rps / ceiling.rps) * 100).toFixed(1)}% of requests/s (best of ${rounds} ` +
-        `rounds of ${slice} s each), ${((cheapest(bares) / cheapest(ours)) * 100).toFixed(1)}% of capacity per ` +
-        'core-second   (target: >= 50%)',
+      `GET /v1/verify offline, ${CONNECTIONS} connections, ${rounds} interleaved rounds of ${slice} s per side ` +
+        `(order rotating), node ${process.version}; ` +
+        (sides.every((side) => side.pinned) && selfPinned
+          ? 'servers pinned to CPU 0, autocannon to CPU 1'
+          : 'taskset unavailable: servers are single processes, not pinned'),
     );
+    for (const side of sides) await measure(side, 2, autocannon); // warm-up: JIT, pools
+    const runs = sides.map((): Measure[] => []);
+    for (let round = 0; round < rounds; round++) {
+      for (let turn = 0; turn < sides.length; turn++) {
+        const index = (round + turn) % sides.length;
+        runs[index]?.push(await measure(sides[index] as Side, slice, autocannon));
+      }
+    }
+    console.log('medians [min - max] over the rounds:');
+    for (const [index, side] of sides.entries()) report(side.name, runs[index] ?? []);
+    const [ceiling = [], ...servers] = runs;
+    servers.forEach((mine, index) => {
+      const rps = mine.map((m, round) => m.rps / (ceiling[round] as Measure).rps);
+      const capacity = mine.map((m, round) => (ceiling[round] as Measure).cpuPerRequest / m.cpuPerRequest);
+      console.log(
+        `${(sides[index + 1] as Side).name} / ceiling: ${spread(rps, percent)} of requests/s, ` +
+          `${spread(capacity, percent)} of capacity per core-second (CPU time per request; the robust figure ` +
+          'on a shared machine)   (target: >= 70%)',
+      );
+    });
   } finally {
-    bare.stop();
-    mailvet.stop();
+    for (const side of sides) side.stop();
+    if (process.argv.includes('--hono'))
+      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', src, verifyPath));
+    if (old !== undefined) rmSync(old, { recursive: true, force: true });
   }
-  console.log(`reproduce: npx tsx bench/http.ts ${seconds}`);
+  const flags = `${process.argv.includes('--hono') ? ' --hono' : ''}${against === undefined ? '' : ` --against=${against}`}`;
+  console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);
 }
 
 await main();

@@ -15,7 +15,7 @@ import type { Context, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
-import { clientAddressOf, isLightRequest } from './light.js';
+import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
 import { pathAndQuery } from './params.js';
@@ -227,17 +227,18 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     let headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
     try {
       if (closed) throw new HttpError('service_unavailable', 'the server is shutting down');
-      const { pathname, query } = pathAndQuery(request.url);
+      const { pathname, query } = pathAndQuery(targetOf(request));
       if (consoleOn && isConsolePath(pathname))
         return consoleResponse(consoleFiles, request.method, pathname);
       const match = router.match(request.method, pathname);
       const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
       let tenant: string | undefined;
       if (needsAuth) {
-        const client = clientAddressOf(request);
-        if (client !== undefined) {
-          const gate = authFailures.peek(client);
-          if (!gate.allowed) {
+        // Only a client with failed authentications has a bucket: none, no lookup (nor address) needed.
+        if (authFailures.size() > 0) {
+          const client = clientAddressOf(request);
+          const gate = client === undefined ? undefined : authFailures.peek(client);
+          if (gate !== undefined && !gate.allowed) {
             throw new HttpError('rate_limited', 'too many failed authentications from this address', {
               headers: { 'retry-after': String(gate.retryAfter) },
             });
@@ -246,6 +247,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
         const answer = authenticate(request);
         const who = answer instanceof Promise ? await answer : answer;
         if (typeof who !== 'string' || who === '') {
+          const client = clientAddressOf(request);
           if (client !== undefined) authFailures.take(client);
           throw new HttpError('unauthorized', undefined, { headers: { 'www-authenticate': 'Bearer' } });
         }

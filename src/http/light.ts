@@ -26,7 +26,10 @@ export interface HeaderSource {
 /** The parts of a request, as the Node listener reads them. */
 export interface RequestSource {
   readonly method: string;
+  /** The absolute URL. */
   readonly url: string;
+  /** The request target as received: origin-form (`/path?query`), else anything else `url` is built from. */
+  readonly target: string;
   readonly headers: Headers;
   /** Whether the request has a body (`body()` is only called then). */
   readonly hasBody: boolean;
@@ -219,6 +222,16 @@ export function lightRequest(source: RequestSource): Request {
   const state = Object.create(REQUEST_PROTO) as LightRequestState;
   state[SOURCE] = source;
   return state as unknown as Request;
+}
+
+/**
+ * The path and query of `request` as an origin-form target (`/v1/verify?email=...`) when the Node listener made
+ * it (its absolute URL is then not built), otherwise its absolute `url`: either suits `pathAndQuery`.
+ */
+export function targetOf(request: Request): string {
+  if (!isLightRequest(request)) return request.url;
+  const source = (request as unknown as LightRequestState)[SOURCE];
+  return source.target.startsWith('/') ? source.target : source.url;
 }
 
 /** True for a request made by {@link lightRequest}. */

@@ -35,14 +35,14 @@ const HOST = /^[A-Za-z0-9.\-:[\]]{1,255}$/;
 
 /** How long the unread rest of a refused request body is drained before the connection is cut, in ms. */
 export const LINGER_MS = 2000;
+/** While closing, how often connections that finished their response are closed, in ms. */
+const CLOSE_SWEEP_MS = 20;
 const consoleLogger: HttpLogger = { error: (message, details) => console.error(message, details.error) };
 
-function urlOf(req: IncomingMessage): string {
-  const target = req.url ?? '/';
-  if (!target.startsWith('/')) return new URL(target).href; // absolute-form (RFC 9112 3.2.2); throws when malformed
-  const host = req.headers.host;
+/** The absolute URL of a request whose target is in origin-form (starts with `/`). */
+function originUrl(req: IncomingMessage, target: string, host: string | null): string {
   const scheme = (req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
-  return `${scheme}://${host !== undefined && HOST.test(host) ? host : 'localhost'}${target}`;
+  return `${scheme}://${host !== null && HOST.test(host) ? host : 'localhost'}${target}`;
 }
 
 function headersOf(req: IncomingMessage): [string, string][] {
@@ -98,7 +98,11 @@ function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
   });
 }
 
-/** The headers of a Node request, for lightweight `Headers`: read from Node's own `req.headers`. */
+/**
+ * The headers of a Node request, for lightweight `Headers`. A header sent once is read from `rawHeaders`
+ * (without building Node's `req.headers` record); a repeated one from `req.headers`, so that Node's rules for
+ * duplicates (keep the first `authorization`, join the others) decide its value.
+ */
 class NodeHeaderSource implements HeaderSource {
   readonly #req: IncomingMessage;
 
@@ -107,6 +111,18 @@ class NodeHeaderSource implements HeaderSource {
   }
 
   get(name: string): string | null {
+    const raw = this.#req.rawHeaders;
+    let found: string | null = null;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const line = raw[i] as string;
+      if (line.length !== name.length || line.toLowerCase() !== name) continue;
+      if (found !== null) return this.#joined(name);
+      found = raw[i + 1] as string;
+    }
+    return found;
+  }
+
+  #joined(name: string): string | null {
     const value = this.#req.headers[name];
     return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
   }
@@ -119,26 +135,39 @@ class NodeHeaderSource implements HeaderSource {
 /** The parts of a Node request, for a lightweight `Request`. */
 class NodeRequestSource implements RequestSource {
   readonly method: string;
-  readonly url: string;
+  readonly target: string;
   readonly headers: Headers;
   readonly hasBody: boolean;
-  readonly remoteAddress: string | undefined;
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
+  readonly #source: NodeHeaderSource;
+  #url: string | undefined;
 
   /** Throws on a malformed request target. */
   constructor(req: IncomingMessage, res: ServerResponse) {
     this.#req = req;
     this.#res = res;
     this.method = req.method ?? 'GET';
-    this.url = urlOf(req);
-    this.headers = lightHeaders(new NodeHeaderSource(req));
-    this.remoteAddress = req.socket.remoteAddress;
+    const target = req.url ?? '/';
+    // Absolute-form (RFC 9112 3.2.2) is parsed now, so that a malformed one is refused; origin-form on first use.
+    this.#url = target.startsWith('/') ? undefined : new URL(target).href;
+    this.target = target;
+    this.#source = new NodeHeaderSource(req);
+    this.headers = lightHeaders(this.#source);
     this.hasBody =
       this.method !== 'GET' &&
       this.method !== 'HEAD' &&
       (req.headers['transfer-encoding'] !== undefined ||
         (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0'));
+  }
+
+  get url(): string {
+    this.#url ??= originUrl(this.#req, this.target, this.#source.get('host'));
+    return this.#url;
+  }
+
+  get remoteAddress(): string | undefined {
+    return this.#req.socket.remoteAddress;
   }
 
   body(): ReadableStream<Uint8Array> {
@@ -388,10 +417,6 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger },
   );
   let closing: Promise<void> | undefined;
-  // While closing, a keep-alive connection is closed as soon as its response is done.
-  const afterResponse = (): void => {
-    if (closing !== undefined) setImmediate(() => server.closeIdleConnections());
-  };
   const server = createHttpServer(
     {
       headersTimeout,
@@ -399,10 +424,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
       // How often Node checks those timeouts: often enough for the shortest of them to mean what it says.
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(headersTimeout / 4))),
     },
-    (req, res) => {
-      res.on('finish', afterResponse);
-      listener(req, res);
-    },
+    listener,
   );
   try {
     await new Promise<void>((resolve, reject) => {
@@ -425,8 +447,12 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
+        // A keep-alive connection is closed soon after its response is done (a sweep, rather than a listener
+        // on every response of the server's life).
+        const sweep = setInterval(() => server.closeIdleConnections(), CLOSE_SWEEP_MS);
         const timer = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs);
         await closed;
+        clearInterval(sweep);
         clearTimeout(timer);
         await owned?.close();
       })();

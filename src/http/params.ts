@@ -114,15 +114,17 @@ export function parseQuery(search: string): QueryParams {
 }
 
 /**
- * The path and the query of an absolute URL string such as `Request.url`, split without a full URL parse
- * (the hot path needs nothing else). The fragment, if any, is dropped.
+ * The path and the query of an absolute URL string such as `Request.url`, or of an origin-form request target
+ * (`/path?query`), split without a full URL parse (the hot path needs nothing else). The fragment, if any, is
+ * dropped.
  * @example
  * pathAndQuery('http://h:1/v1/verify?email=a%40b.c').pathname; // '/v1/verify'
+ * pathAndQuery('/v1/verify?email=a%40b.c').pathname; // '/v1/verify'
  */
 export function pathAndQuery(href: string): { pathname: string; query: QueryParams } {
   const hash = href.indexOf('#');
   const end = hash === -1 ? href.length : hash;
-  const authority = href.indexOf('://');
+  const authority = href.startsWith('/') ? -1 : href.indexOf('://');
   const from = authority === -1 ? 0 : authority + 3;
   const question = href.indexOf('?', from);
   const pathEnd = question === -1 || question > end ? end : question;

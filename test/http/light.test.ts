@@ -14,6 +14,7 @@ function source(overrides: Partial<RequestSource> = {}): RequestSource & { watch
   const base: RequestSource = {
     method: 'POST',
     url: 'http://localhost/v1/bulk?x=1',
+    target: '/v1/bulk?x=1',
     headers: lightHeaders({
       get: (name) => ({ 'content-type': 'application/json', authorization: 'Bearer k' })[name] ?? null,
       pairs: () => [

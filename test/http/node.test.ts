@@ -241,6 +241,32 @@ describe('createServer over a real socket', () => {
     expect(response).toContain('"code":"invalid_request"');
   });
 
+  it('reads headers as Node does: a single line as sent (any case), repeated lines by Node’s rules', async () => {
+    const send = (lines: string) =>
+      raw(
+        server.url,
+        `GET /v1/verify?email=a%40b.c HTTP/1.1\r\nHost: x\r\n${lines}Connection: close\r\n\r\n`,
+      );
+    const once = await send(`AUTHORIZATION: Bearer ${KEY_A}\r\nX-REQUEST-ID: given-1\r\n`);
+    expect(once).toMatch(/^HTTP\/1\.1 200/);
+    expect(once).toContain('x-request-id: given-1\r\n');
+    // Node keeps the first of repeated Authorization lines, and joins repeated X-Request-Id lines with ", "
+    // (no longer a usable id: a new one is made).
+    const twice = await send(
+      `Authorization: Bearer ${KEY_A}\r\nauthorization: Bearer wrong\r\nX-Request-Id: a\r\nx-request-id: b\r\n`,
+    );
+    expect(twice).toMatch(/^HTTP\/1\.1 200/);
+    expect(twice).toMatch(/x-request-id: [0-9a-f-]{36}\r\n/);
+    const wrongFirst = await send(`Authorization: Bearer wrong\r\nAuthorization: Bearer ${KEY_A}\r\n`);
+    expect(wrongFirst).toMatch(/^HTTP\/1\.1 401/);
+  });
+
+  it('splits an origin-form target whose query holds "://" at its "?"', async () => {
+    const response = await get(`/v1/verify?next=${'http://x/y'}&email=a%40b.c`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as VerificationResult).email).toBe('a@b.c');
+  });
+
   it('streams a large NDJSON download with backpressure: a paused client stops the reads', async () => {
     const job = (await (await post('/v1/bulk', { auto_start: false })).json()) as Job;
     for (let i = 0; i < 10; i++) {

@@ -56,6 +56,10 @@ describe('pathAndQuery', () => {
     ['http://h?x=1', '/', 'x=1'],
     ['http://h/#a?b', '/', ''],
     ['http://h/v1/bulk/%E7%94%A8/results', '/v1/bulk/%E7%94%A8/results', ''],
+    ['/v1/verify?email=a%40b.c', '/v1/verify', 'email=a@b.c'],
+    ['/r?u=http://x/y', '/r', 'u=http://x/y'],
+    ['//x/y?z=1', '//x/y', 'z=1'],
+    ['/#a?b', '/', ''],
   ])('splits %s', (href, pathname, search) => {
     const split = pathAndQuery(href);
     expect(split.pathname).toBe(pathname);
