@@ -179,10 +179,12 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
         clearInterval(heartbeat);
         // Stop taking chunks, let the ones taken finish (for at most a lock's time: past it, another worker takes
         // them again anyway), then close without BullMQ's own wait for them, which never ends once the connection
-        // was lost and came back (a Redis restart) while they ran.
+        // was lost and came back (a Redis restart) while they ran, and drop the connections a forced close leaves
+        // open (else a `mailvet worker` process would not exit).
         await Promise.all(workers.map((worker) => worker.pause(true)));
         await run.drained(lockMs);
         await Promise.all(workers.map((worker) => worker.close(true)));
+        await Promise.all(workers.map((worker) => worker.disconnect().catch(onError)));
         await client.del(`${keys.workers}${id}`).catch(onError);
         await forgetIfEmpty(retries).catch(onError);
         await retries.close();
