@@ -52,7 +52,9 @@ describe('the published package', () => {
       expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
       expect(pkg.dependencies[name]).toBeUndefined();
     }
-    const entry = (await import('../dist/bullmq/index.js')) as Record<string, unknown>;
+    // Through a URL: the build is made by the tests' global setup, after `npm run typecheck` has run.
+    const built = new URL('../dist/bullmq/index.js', import.meta.url).href;
+    const entry = (await import(built)) as Record<string, unknown>;
     expect(typeof entry.bullmqRunner).toBe('function');
     expect(typeof entry.createWorker).toBe('function');
     // Outside dist/bullmq, nothing names the packages (the CLI reaches them through dist/bullmq, lazily).
