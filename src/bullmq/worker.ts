@@ -183,6 +183,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
         // open (else a `mailvet worker` process would not exit).
         await Promise.all(workers.map((worker) => worker.pause(true)));
         await run.drained(lockMs);
+        run.stop();
         await Promise.all(workers.map((worker) => worker.close(true)));
         await Promise.all(workers.map((worker) => worker.disconnect().catch(onError)));
         await client.del(`${keys.workers}${id}`).catch(onError);
@@ -214,6 +215,13 @@ class ChunkRun {
     private readonly retries: Queue,
     private readonly onError: (error: unknown) => void,
   ) {}
+
+  #stopped = false;
+
+  /** Makes the chunks still being processed give up at their next store failure (see `persist`). */
+  stop(): void {
+    this.#stopped = true;
+  }
 
   /** Chunks being processed (see {@link drained}). */
   readonly #active = new Set<Promise<void>>();
@@ -365,6 +373,9 @@ class ChunkRun {
       try {
         return await call();
       } catch (error) {
+        // A stopped worker gives the chunk up (it stays unacknowledged: another worker takes it again) instead
+        // of retrying against a store that its owner may have closed, which would keep the process alive.
+        if (this.#stopped) throw error;
         this.onError(error);
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
