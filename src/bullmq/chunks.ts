@@ -25,8 +25,8 @@ export interface ChunkItem {
 
 /**
  * Cuts `items` of job `job` into chunks of at most `size`, the items of a domain next to each other (so a worker
- * verifies a domain's addresses together and reuses its SMTP sessions), and returns them spread (see
- * {@link spread}). Deterministic: the same items give the same chunks in the same order, so that their queue ids
+ * verifies a domain's addresses together and reuses its SMTP sessions), and returns them spread over the
+ * queue (neighbours about √n chunks apart, so that the chunks a worker takes at once span many mail hosts). Deterministic: the same items give the same chunks in the same order, so that their queue ids
  * match when two API nodes enqueue the same inputs.
  */
 export function chunksOf(job: string, items: readonly ChunkItem[], size: number): ChunkData[] {
