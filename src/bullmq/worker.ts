@@ -61,8 +61,9 @@ export interface FleetWorker {
   /** The worker's id. */
   readonly id: string;
   /**
-   * Graceful shutdown: takes no more chunks, finishes those it has (their results are written), then closes its
-   * queues and its verifier (if it made it). The caller closes the store. Idempotent.
+   * Graceful shutdown: takes no more chunks, finishes those it has (their results are written) for at most
+   * `lockMs` (chunks still running after it are left to another worker, which takes them again once their lock
+   * expires), then closes its queues and its verifier (if it made it). The caller closes the store. Idempotent.
    */
   close(): Promise<void>;
 }
