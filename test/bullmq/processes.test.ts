@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { nodeResolver } from '../../src/dns/node.js';
 import type { VerificationResult } from '../../src/result.js';
@@ -38,12 +38,22 @@ interface Proc {
   output(): string;
 }
 
+/** Every process spawned, so that a test that timed out (its `finally` never ran) leaves none running. */
+const spawned = new Set<ChildProcess>();
+
+afterEach(() => {
+  for (const child of spawned)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  spawned.clear();
+});
+
 /** Spawns the built bin; resolves once its output matches `ready`. */
 async function spawnBin(args: string[], ready: RegExp): Promise<Proc & { match: RegExpExecArray }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.add(child);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => {
     output += chunk.toString();
