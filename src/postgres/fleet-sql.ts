@@ -7,10 +7,7 @@ import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
 import { STATUSES, type Status } from '../result.js';
 import type { SqlClient, SqlDriver } from './driver.js';
-import { num, numOrNull, recordOfRow, texts } from './rows.js';
-
-/** Inputs per row of the `inputs` table (as the durable store writes them). */
-const INPUT_CHUNK = 4096;
+import { INPUT_CHUNK, num, numOrNull, recordOfRow, texts } from './rows.js';
 
 /** The fleet's part of the SQL store: the methods of {@link FleetJobStore} that the durable store lacks. */
 export type FleetOperations = Pick<

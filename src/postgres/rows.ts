@@ -6,6 +6,12 @@ import type { JobError, JobRecord, JobStatus } from '../bulk/types.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Row } from './driver.js';
 
+/**
+ * Inputs per row of the `inputs` table, at most. Every writer of inputs (the durable store, the fleet) cuts them so,
+ * and reads rely on it (`getInputs` bounds its scan with it): change it only with a migration.
+ */
+export const INPUT_CHUNK = 4096;
+
 /** A numeric column (`bigint` arrives as a string). */
 export function num(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);

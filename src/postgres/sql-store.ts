@@ -9,7 +9,7 @@ import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
-import { num, recordOfRow, texts } from './rows.js';
+import { INPUT_CHUNK, num, recordOfRow, texts } from './rows.js';
 import { migrate } from './schema.js';
 
 /** Options shared by both drivers. */
@@ -24,8 +24,6 @@ export interface SqlStoreOptions {
   readonly leaseMs?: number;
 }
 
-/** Inputs per row of the `inputs` table, at most: rows of stored jobs rely on it (see `getInputs`). */
-const INPUT_CHUNK = 4096;
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const UNFINISHED = `status IN ('queued', 'processing')`;
 /** SQLSTATE of a duplicate key. */
