@@ -10,9 +10,15 @@
  * Needs Redis and PostgreSQL: MAILVET_BENCH_REDIS_URL (else MAILVET_TEST_REDIS_URL, else redis://127.0.0.1:6379)
  * and MAILVET_BENCH_POSTGRES_URL (else MAILVET_TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/test).
  * Goals: 4 workers >= 3x the throughput of 1 worker while the MX limit binds; 1 worker within 1.2x of in-process.
+ * Two columns tell which limit binds each row: `MX bound`, the session bound of bench/network-fixture.ts with
+ * per-MX concurrency `--per-mx` times the number of verifiers (each worker keeps its own per-MX limit, as each
+ * would on its own egress address) and one catch-all probe per domain, and `wall / bound`; and `CPU busy`, the
+ * share of the machine's cores busy during the row (from /proc/stat, where there is one). A row near 100% CPU
+ * busy and far above its bound is bound by CPU, not by the mail servers: add cores, or lengthen `--delay-ms`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +28,10 @@ import pg from 'pg';
 import { BulkJobManager } from '../src/bulk/manager.js';
 import { deleteFleetKeys } from '../src/bullmq/connection.js';
 import { bullmqRunner } from '../src/bullmq/runner.js';
+import { DEFAULTS } from '../src/options.js';
 import { postgresStore } from '../src/postgres/pg.js';
-import { startNetworkFixture } from './network-fixture.js';
+import { DEFAULT_PIPELINE_DEPTH } from '../src/smtp/pool.js';
+import { sessionBoundMs, startNetworkFixture } from './network-fixture.js';
 
 const { values } = parseArgs({
   options: {
@@ -152,13 +160,55 @@ async function cleanUp(prefix: string, schema: string): Promise<void> {
   }
 }
 
-const rows: { runner: string; wallMs: number }[] = [];
+/** Busy and total jiffies of all cores so far, from /proc/stat; `undefined` where there is none. */
+function cpuTimes(): { busy: number; total: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    const total = fields.reduce((sum, value) => sum + value, 0);
+    return { busy: total - fields[3]! - (fields[4] ?? 0), total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `work` and returns its wall time with the share of the machine's cores busy meanwhile. */
+async function measured(
+  work: () => Promise<number>,
+): Promise<{ wallMs: number; cpuBusy: number | undefined }> {
+  const before = cpuTimes();
+  const wallMs = await work();
+  const after = cpuTimes();
+  const cpuBusy =
+    before === undefined || after === undefined || after.total === before.total
+      ? undefined
+      : (after.busy - before.busy) / (after.total - before.total);
+  return { wallMs, cpuBusy };
+}
+
+const perHost = fixture.perHost();
+/** The session bound of `verifiers` verifiers, each with its own per-MX limit of `perMx`. */
+const boundMs = (verifiers: number) =>
+  sessionBoundMs(perHost.addresses, perHost.probes, perHost.rejects, {
+    perMxConcurrency: perMx * verifiers,
+    rcptsPerRoundTrip: DEFAULT_PIPELINE_DEPTH,
+    maxRcptPerSession: DEFAULTS.maxRcptPerSession,
+    maxRejectsPerSession: DEFAULTS.maxRejectsPerSession,
+    delayMs: shape.delayMs,
+  });
+
+const rows: { runner: string; wallMs: number; cpuBusy: number | undefined; boundMs: number }[] = [];
 try {
-  rows.push({ runner: 'in-process', wallMs: await inProcess() });
+  rows.push({ runner: 'in-process', ...(await measured(inProcess)), boundMs: boundMs(1) });
   for (const workers of fleets) {
     rows.push({
       runner: `fleet, ${workers} worker${workers === 1 ? '' : 's'}`,
-      wallMs: await fleet(workers),
+      ...(await measured(() => fleet(workers))),
+      boundMs: boundMs(workers),
     });
   }
 } finally {
@@ -175,12 +225,15 @@ console.log(
 console.log(
   `command: npx tsx bench/fleet.ts --addresses ${shape.addresses} --domains ${shape.domains} --mx-hosts ${shape.mxHosts} --delay-ms ${shape.delayMs} --per-mx ${perMx} --workers ${values.workers}`,
 );
-console.log('runner                 wall s   addr/s   vs 1 worker   vs in-process');
+console.log(
+  'runner                 wall s   addr/s   vs 1 worker   vs in-process   MX bound s   wall / bound   CPU busy',
+);
 for (const row of rows) {
   const vsOne = one === undefined ? '' : `${(rate(row.wallMs) / rate(one.wallMs)).toFixed(2)}x`;
   const vsIn = `${(rate(row.wallMs) / rate(inproc.wallMs)).toFixed(2)}x`;
+  const busy = row.cpuBusy === undefined ? 'n/a' : `${(row.cpuBusy * 100).toFixed(0)}%`;
   console.log(
-    `${row.runner.padEnd(22)} ${(row.wallMs / 1000).toFixed(2).padStart(6)}  ${rate(row.wallMs).toFixed(0).padStart(7)}  ${vsOne.padStart(12)}  ${vsIn.padStart(14)}`,
+    `${row.runner.padEnd(22)} ${(row.wallMs / 1000).toFixed(2).padStart(6)}  ${rate(row.wallMs).toFixed(0).padStart(7)}  ${vsOne.padStart(12)}  ${vsIn.padStart(14)}  ${(row.boundMs / 1000).toFixed(2).padStart(11)}  ${`${(row.wallMs / row.boundMs).toFixed(2)}x`.padStart(13)}  ${busy.padStart(9)}`,
   );
 }
 const four = rows.find((row) => row.runner === 'fleet, 4 workers');
