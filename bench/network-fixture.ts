@@ -229,7 +229,7 @@ export async function runWorkload(
 export interface BoundModel {
   /** Sessions one host serves at once. */
   readonly perMxConcurrency: number;
-  /** Most `RCPT TO` in one round trip (1 without pipelining). */
+  /** `pipelineDepth`: most `RCPT TO` the client puts in one pipelined group (1 without pipelining). */
   readonly rcptsPerRoundTrip: number;
   /** Most `RCPT TO` per session. */
   readonly maxRcptPerSession: number;
@@ -240,13 +240,22 @@ export interface BoundModel {
 }
 
 /**
- * The RCPT round-trip bound: every round trip waits `delayMs`, carries at most `rcptsPerRoundTrip` RCPTs, and a
+ * Most `RCPT TO` one round trip can carry: the pipeline depth, but never more than the reject cap, since the
+ * pool never sends a group whose refusal, every recipient of it, would take the session past that cap (a
+ * session starts with the whole cap to spend, so no group is larger).
+ */
+export function groupSize(model: BoundModel): number {
+  return Math.min(model.rcptsPerRoundTrip, model.maxRejectsPerSession);
+}
+
+/**
+ * The RCPT round-trip bound: every round trip waits `delayMs`, carries at most {@link groupSize} RCPTs, and a
  * host serves at most `perMxConcurrency` sessions at once; so a host that must answer `r` RCPTs needs at least
- * `ceil(r / (perMxConcurrency * rcptsPerRoundTrip)) * delayMs`, and the run lasts as long as its busiest host.
+ * `ceil(r / (perMxConcurrency * groupSize)) * delayMs`, and the run lasts as long as its busiest host.
  * Session setup is not counted.
  */
 export function lowerBoundMs(rcptsPerHost: readonly number[], model: BoundModel): number {
-  const perWait = model.perMxConcurrency * model.rcptsPerRoundTrip;
+  const perWait = model.perMxConcurrency * groupSize(model);
   return Math.max(...rcptsPerHost.map((rcpts) => Math.ceil(rcpts / perWait) * model.delayMs));
 }
 
@@ -262,12 +271,26 @@ export function pooledSessions(addresses: number, rejects: number, model: BoundM
 }
 
 /**
+ * The fewest round trips per address a pooled session can cost: a session of `n` addresses waits for its
+ * greeting, its EHLO and `ceil(n / groupSize)` RCPT groups (MAIL FROM rides in the first), so
+ * `min over n <= maxRcptPerSession of (2 + ceil(n / groupSize)) / n`.
+ */
+export function waitsPerAddress(model: BoundModel): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let n = 1; n <= model.maxRcptPerSession; n++) {
+    best = Math.min(best, (2 + Math.ceil(n / groupSize(model))) / n);
+  }
+  return best;
+}
+
+/**
  * The session bound: the RCPT round trips plus the session setup that the caps force. A host with `a` addresses
- * (`r` of them refused) and `d` catch-all probes (each in a session of its own) needs at least
- * {@link pooledSessions} pooled sessions, each waiting for its greeting and EHLO, `ceil(a / rcptsPerRoundTrip)`
- * RCPT round trips (MAIL FROM rides in the first), and per probe greeting + EHLO + one round trip;
- * `perMxConcurrency` sessions wait at once. QUIT's round trip is not counted: a client need not wait for the
- * `221` before its next session.
+ * (`r` of them refused) and `d` catch-all probes (each in a session of its own) waits at least
+ * `max(a * waitsPerAddress, 2 * pooledSessions + ceil(a / groupSize))` round trips for its pooled sessions (each
+ * session pays its greeting and EHLO, and its addresses go in groups of at most {@link groupSize}; the first
+ * term counts a session's last, partly filled group, the second the sessions the reject cap forces), plus
+ * greeting + EHLO + one round trip per probe; `perMxConcurrency` sessions wait at once. QUIT's round trip is not
+ * counted: a client need not wait for the `221` before its next session.
  */
 export function sessionBoundMs(
   addressesPerHost: readonly number[],
@@ -279,7 +302,11 @@ export function sessionBoundMs(
     ...addressesPerHost.map((addresses, host) => {
       const probes = probesPerHost[host] ?? 0;
       const sessions = pooledSessions(addresses, rejectsPerHost[host] ?? 0, model);
-      const waits = 2 * sessions + Math.ceil(addresses / model.rcptsPerRoundTrip) + 3 * probes;
+      const pooled = Math.max(
+        Math.ceil(addresses * waitsPerAddress(model)),
+        2 * sessions + Math.ceil(addresses / groupSize(model)),
+      );
+      const waits = pooled + 3 * probes;
       return Math.ceil(waits / model.perMxConcurrency) * model.delayMs;
     }),
   );

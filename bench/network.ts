@@ -22,6 +22,7 @@ import { DEFAULTS } from '../src/options.js';
 import { DEFAULT_PIPELINE_DEPTH } from '../src/smtp/pool.js';
 import {
   type BoundModel,
+  groupSize,
   lowerBoundMs,
   pooledSessions,
   runWorkload,
@@ -196,19 +197,23 @@ const cpu = median(cpuPerAddress(pooled));
 const busiest = Math.max(...pooled[0]!.rcptsPerHost);
 console.log(
   `\nmodel: a host serves at most ${perMx} sessions at once, every round trip waits ${shape.delayMs} ms, and a ` +
-    `pooled round trip carries up to ${model.rcptsPerRoundTrip} RCPT TO (RFC 2920 pipelining; the scripted hosts ` +
+    `pooled round trip carries up to ${groupSize(model)} RCPT TO (RFC 2920 pipelining, ${model.rcptsPerRoundTrip} deep, ` +
+    `but a group never holds more recipients than the session's reject cap of ${model.maxRejectsPerSession} has ` +
+    'left, so that a group refused whole cannot take the session past it; the scripted hosts ' +
     'answer a group that arrived together with one delay, as a real server processes a pipelined group in one ' +
     'read; the one-session-per-address baseline has one RCPT per session, so nothing to pipeline but MAIL FROM).',
 );
 console.log(
   `RCPT round-trip bound ${seconds(bound)}: busiest host ${busiest} RCPTs (addresses plus one catch-all probe ` +
-    `per domain), ceil(${busiest} / (${perMx} x ${model.rcptsPerRoundTrip})) x ${shape.delayMs} ms; it ignores ` +
+    `per domain), ceil(${busiest} / (${perMx} x ${groupSize(model)})) x ${shape.delayMs} ms; it ignores ` +
     'session setup, which pipelining does not shorten.',
 );
 console.log(
   `session bound ${seconds(sessionBound)}: adds what the caps (${model.maxRcptPerSession} RCPTs, ` +
     `${model.maxRejectsPerSession} refused ones per session) force on the busiest host: greeting + EHLO for each ` +
-    'pooled session, greeting + EHLO + one round trip for each catch-all probe (a session of its own), ' +
+    `pooled session, its RCPTs in groups of at most ${groupSize(model)} (so a session of ` +
+    `${model.maxRcptPerSession} waits ${2 + Math.ceil(model.maxRcptPerSession / groupSize(model))} times), ` +
+    'greeting + EHLO + one round trip for each catch-all probe (a session of its own), ' +
     `${perMx} sessions waiting at once; at least ${fewestSessions} sessions in all (the pooled side opened ` +
     `${median(pooled.map((report) => report.connections))}: the order of the list puts refused addresses ` +
     `together, so the reject cap ends some sessions early). QUIT's round trip is NOT in it: ` +
