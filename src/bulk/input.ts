@@ -4,7 +4,8 @@
  */
 import { JobInputError, LimitError } from './errors.js';
 import { checkGreylistDelays } from './options.js';
-import type { CreateJobInput, JobAccess } from './types.js';
+import { type EncodedSource, encodeSource, sourceMismatch } from './source.js';
+import type { CreateJobInput, JobAccess, JobSource } from './types.js';
 
 /** Longest job name. */
 export const MAX_NAME_LENGTH = 256;
@@ -13,7 +14,7 @@ export const MAX_OWNER_LENGTH = 1024;
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry', 'webhook']);
+const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry', 'webhook', 'source']);
 
 /** A validated {@link CreateJobInput}. */
 export interface CreateJob {
@@ -110,6 +111,23 @@ export function trimmedEmails(emails: unknown, maxPerAdd: number, maxLength: num
     trimmed.push(email.trim());
   }
   return trimmed;
+}
+
+/**
+ * Validates the `source` of a create or add of `count` addresses against the job's header (`current`, `null`
+ * while it has none) and encodes its rows; `undefined` without a source. Throws `JobInputError` (nothing is added).
+ */
+export function sourceRows(
+  source: unknown,
+  count: number,
+  current: JobSource | null,
+): EncodedSource | undefined {
+  if (source === undefined) return undefined;
+  const encoded = encodeSource(source as Parameters<typeof encodeSource>[0], count);
+  if ('problem' in encoded) throw new JobInputError(encoded.field, encoded.problem);
+  const mismatch = current === null ? undefined : sourceMismatch(current, encoded.source.columns);
+  if (mismatch !== undefined) throw new JobInputError('source.columns', mismatch);
+  return encoded;
 }
 
 /** A validated `offset` / `limit` pair. */

@@ -5,7 +5,7 @@
 import { isStatus, STATUSES, type Status, type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import type { RetrySchedule } from './retry.js';
-import type { Job, JobError, JobRecord, JobStatus, StoredRetry } from './types.js';
+import type { Job, JobError, JobRecord, JobSource, JobStatus, StoredRetry } from './types.js';
 import type { JobWork, RestoredPositions } from './work.js';
 
 /** Everything the manager knows about a job it holds. */
@@ -24,6 +24,8 @@ export interface LiveJob {
   error: JobError | null;
   /** `autoStart` or `start()`: the job runs as soon as it has addresses. */
   armed: boolean;
+  /** The header of the job's source rows, set by its first rows; `null` while it has none. */
+  source: JobSource | null;
   deleted: boolean;
   /**
    * Durable stores: another process holds the job's lease. The job is read-only here (refreshed from the
@@ -88,6 +90,7 @@ export type JobStart = Pick<
   | 'completedAt'
   | 'error'
   | 'armed'
+  | 'source'
   | 'work'
   | 'greylistDelaysMs'
 >;
@@ -137,6 +140,7 @@ export function liveJobOf(record: JobRecord): LiveJob {
     completedAt: record.completedAt,
     error: record.error,
     armed: record.armed ?? false,
+    source: record.source ?? null,
     work: null,
     greylistDelaysMs: record.greylistDelaysMs,
   });
@@ -156,6 +160,7 @@ export function refreshJob(job: LiveJob, record: JobRecord): void {
   job.completedAt = record.completedAt;
   job.error = record.error;
   job.armed = record.armed ?? false;
+  job.source = record.source ?? null;
 }
 
 /** True for `complete` and `failed`. */
@@ -212,6 +217,7 @@ export function recordOf(job: LiveJob): JobRecord {
     error: job.error,
     greylistDelaysMs: job.greylistDelaysMs,
     armed: job.armed,
+    source: job.source,
   };
 }
 

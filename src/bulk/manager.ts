@@ -17,7 +17,7 @@ import {
   LimitError,
   StoreError,
 } from './errors.js';
-import { createInput, ownerOf, paging, readOptions, trimmedEmails } from './input.js';
+import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmails } from './input.js';
 import {
   exceptionResult,
   isFinished,
@@ -34,7 +34,9 @@ import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
 import { RetrySchedule, type WaitingRetry } from './retry.js';
 import type { FleetHealth, RunnerJobs } from './runner.js';
 import { hashedSeenIndex } from './seen-index.js';
+import { sourceCells } from './source.js';
 import type {
+  AddOptions,
   BulkJobManagerApi,
   BulkJobManagerOptions,
   BulkVerifier,
@@ -48,6 +50,7 @@ import type {
   JobListener,
   ListJobsOptions,
   ResultsOptions,
+  SourcedResults,
   StoreHealth,
   StreamOptions,
 } from './types.js';
@@ -227,6 +230,8 @@ export class BulkJobManager implements BulkJobManagerApi {
       this.#options.maxAddressesPerAdd,
       this.#options.maxEmailLength,
     );
+    const source = sourceRows(input?.source, emails.length, null);
+    if (source !== undefined) this.#assertKeepsRows();
     if (this.#jobs.size >= this.#options.maxJobs) {
       throw new LimitError('maxJobs', this.#options.maxJobs, 'too many jobs are held; delete finished ones');
     }
@@ -244,17 +249,24 @@ export class BulkJobManager implements BulkJobManagerApi {
       completedAt: null,
       error: null,
       armed: fields.autoStart,
+      source: source?.source ?? null,
       work: this.#newWork(),
       greylistDelaysMs: fields.greylistDelaysMs ?? this.#options.greylistDelaysMs,
     });
     this.#scheduleRetries(job);
     this.#jobs.set(id, job);
-    // A durable store gets the record and the inputs in one transaction, before anything can start.
-    const inputsSaved = this.#append(job, emails);
+    // A durable store gets the record and the inputs in one transaction, before anything can start; another
+    // store gets the record first (saved as it is once this call returns: the chain runs later), then any rows.
+    const recordSaved =
+      this.#durable !== undefined && emails.length > 0
+        ? undefined
+        : this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job)));
+    const inputsSaved = this.#append(job, emails, source?.rows);
     const created = snapshot(job); // as created: queued (the specification's creation response)
     const completed = this.#completeIfEmpty(job);
     try {
-      await (inputsSaved ?? this.#enqueue(job, () => this.#options.store.saveJob(recordOf(job))));
+      await recordSaved;
+      await inputsSaved;
     } catch (error) {
       this.#forget(job);
       throw new StoreError('save the job', error);
@@ -274,13 +286,15 @@ export class BulkJobManager implements BulkJobManagerApi {
    * the new addresses are final too, so an add never races the job's completion. Throws `job_finished` for a
    * `failed` job.
    */
-  async add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job> {
+  async add(id: string, emails: readonly string[], access?: AddOptions): Promise<Job> {
     if (this.#runner !== undefined) return this.#runner.add(id, emails, access);
     this.#assertOpen();
     await this.#whenOpen();
     const job = this.#find(id, access);
     this.#assertHeld(job);
     const trimmed = trimmedEmails(emails, this.#options.maxAddressesPerAdd, this.#options.maxEmailLength);
+    const source = sourceRows(access?.source, trimmed.length, job.source);
+    if (source !== undefined) this.#assertKeepsRows();
     if (job.status === 'failed') throw new JobFinishedError(job.status);
     if (job.total + trimmed.length > this.#options.maxAddressesPerJob) {
       throw new LimitError(
@@ -292,7 +306,8 @@ export class BulkJobManager implements BulkJobManagerApi {
     let inputsSaved: Promise<void> | undefined;
     if (trimmed.length > 0) {
       if (job.status === 'complete') this.#reopen(job);
-      inputsSaved = this.#append(job, trimmed);
+      job.source ??= source?.source ?? null;
+      inputsSaved = this.#append(job, trimmed, source?.rows);
       this.#makeReady(job);
       this.#pump();
     }
@@ -363,6 +378,39 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   async results(id: string, options?: ResultsOptions): Promise<VerificationResult[]> {
     if (this.#runner !== undefined) return this.#runner.results(id, options);
+    const { page } = await this.#page(id, options);
+    return page.filter((result) => result !== undefined);
+  }
+
+  /**
+   * A page of results as `results` reads it, with the job's header and the cells of each result's source row
+   * (empty but the address for an address added without a row).
+   */
+  async sourceResults(id: string, options?: ResultsOptions): Promise<SourcedResults> {
+    if (this.#runner !== undefined) return this.#runner.sourceResults(id, options);
+    const { job, start, page } = await this.#page(id, options);
+    const source = job.source;
+    const results = page.filter((result) => result !== undefined);
+    if (source === null || page.length === 0) return { source, results, rows: [] };
+    let rows: ReadonlyArray<string | undefined>;
+    try {
+      const store = this.#options.store;
+      rows = await this.#enqueue(job, () => store.getRows?.(job.id, start, page.length) ?? []);
+    } catch (error) {
+      throw new StoreError('read the rows', error);
+    }
+    const cells: string[][] = [];
+    page.forEach((result, i) => {
+      if (result !== undefined) cells.push(sourceCells(source, rows[i], result.email));
+    });
+    return { source, results, rows: cells };
+  }
+
+  /** The positions a `results` call reads, `undefined` where a partial read has no final result. */
+  async #page(
+    id: string,
+    options: ResultsOptions | undefined,
+  ): Promise<{ job: LiveJob; start: number; page: (VerificationResult | undefined)[] }> {
     const fields = readOptions(options);
     const { offset, limit } = paging(fields);
     const partial = fields.partial ?? false;
@@ -376,12 +424,11 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (!partial && job.status !== 'complete') throw new JobNotCompleteError(snapshot(job));
     const start = Math.min(offset, job.total);
     const page = await this.#read(job, start, Math.min(limit, job.total - start));
-    const results = page.filter((result) => result !== undefined);
-    if (!partial && results.length !== page.length) {
+    if (!partial && page.includes(undefined)) {
       const missing = start + page.indexOf(undefined);
       throw new StoreError('read results', new Error(`no result at position ${missing} of a complete job`));
     }
-    return results;
+    return { job, start, page };
   }
 
   /**
@@ -722,7 +769,7 @@ export class BulkJobManager implements BulkJobManagerApi {
    * Appends addresses to a job's work. With a durable store it also queues the write of the inputs and the
    * record (one transaction) ahead of anything that could start, and returns that write.
    */
-  #append(job: LiveJob, emails: readonly string[]): Promise<void> | undefined {
+  #append(job: LiveJob, emails: readonly string[], rows?: readonly string[]): Promise<void> | undefined {
     if (emails.length === 0) return undefined;
     const first = job.total;
     job.total += emails.length;
@@ -732,7 +779,11 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (store !== undefined) {
       // The addresses go to the store only; the job reads them back a window at a time (#refill).
       const record = recordOf(job);
-      saved = this.#enqueue(job, () => store.putInputs(record, first, emails));
+      saved = this.#enqueue(job, () =>
+        rows === undefined
+          ? store.putInputs(record, first, emails)
+          : store.putInputs(record, first, emails, rows),
+      );
       saved.then(
         () => {
           job.storedUpTo = Math.max(job.storedUpTo, first + emails.length);
@@ -743,10 +794,23 @@ export class BulkJobManager implements BulkJobManagerApi {
       this.#wake(job);
       return saved;
     }
+    if (rows !== undefined) {
+      // Queued ahead of any result of these positions (a store keeps a row before its result).
+      const base = this.#options.store;
+      saved = this.#enqueue(job, () => base.putRows?.(job.id, first, rows));
+    }
     job.work!.add(emails, first);
     if (job.work!.copies.length > 0) this.#scheduleFlush(job);
     this.#wake(job);
     return saved;
+  }
+
+  /** Throws `invalid_request` when the store cannot keep source rows. */
+  #assertKeepsRows(): void {
+    const store = this.#options.store;
+    if (this.#durable === undefined && (store.putRows === undefined || store.getRows === undefined)) {
+      throw new JobInputError('source', 'needs a job store that keeps rows (putRows and getRows)');
+    }
   }
 
   #scheduleRetries(job: LiveJob): void {

@@ -10,6 +10,7 @@ import type {
   Clock,
   DurableJobStore,
   JobRecord,
+  JobSource,
   JobStore,
   StoredRetry,
   StoreHealth,
@@ -117,20 +118,28 @@ export interface OverdueRetry {
  */
 export interface FleetJobStore extends DurableJobStore {
   /**
-   * Creates a fleet job with its first addresses (not yet queued). `check` runs in the transaction with the
-   * number of fleet jobs stored (it throws to refuse).
+   * Creates a fleet job with its first addresses (not yet queued), and their `rows` (CSV lines, the header in
+   * `record.source`) if given. `check` runs in the transaction with the number of fleet jobs stored (it throws
+   * to refuse).
    */
-  fleetCreate(record: JobRecord, emails: readonly string[], check: (jobs: number) => void): Promise<void>;
+  fleetCreate(
+    record: JobRecord,
+    emails: readonly string[],
+    check: (jobs: number) => void,
+    rows?: readonly string[],
+  ): Promise<void>;
   /**
    * Appends addresses to a fleet job under its row lock. `check` sees the job before the change and throws to
-   * refuse. A `complete` job reopens; an armed `queued` one starts. Returns the job after, or `undefined` when it
-   * does not exist.
+   * refuse. A `complete` job reopens; an armed `queued` one starts. With `source` the addresses' rows (CSV lines)
+   * are kept, and its header becomes the job's if it has none (`check` compares them). Returns the job after, or
+   * `undefined` when it does not exist.
    */
   fleetAppend(
     id: string,
     emails: readonly string[],
     now: number,
     check: (before: JobRecord) => void,
+    source?: { readonly source: JobSource; readonly rows: readonly string[] },
   ): Promise<JobRecord | undefined>;
   /**
    * Arms a fleet job: a `queued` one becomes `processing`, or `complete` if it has no address. `check` sees the job

@@ -94,6 +94,53 @@ export interface CreateJobInput {
    * @default none
    */
   readonly webhook?: { readonly url: string; readonly events?: readonly string[] };
+  /**
+   * The CSV rows these addresses came from (one per address, in order): the first source fixes the job's header,
+   * and a CSV download of the results gives each row's cells back in front of the result columns.
+   * @default none
+   */
+  readonly source?: SourceRowsInput;
+}
+
+/**
+ * The header of the file a job's addresses came from. Addresses added without a row (a JSON add) read as empty
+ * cells but the address, in `emailColumn`.
+ */
+export interface JobSource {
+  /** Column names, in the file's order (empty or repeated names are kept as they are). */
+  readonly columns: readonly string[];
+  /** Index of the address column in `columns`. */
+  readonly emailColumn: number;
+}
+
+/**
+ * The rows that go with the addresses of a `create` or `add` (see {@link CreateJobInput.source}): at most
+ * 1,000 columns, and each row at most 65,536 characters once re-encoded as a CSV line. A job whose header is
+ * already set takes only the same `columns` (in the same order); otherwise the call throws `invalid_request`
+ * and adds nothing.
+ */
+export interface SourceRowsInput extends JobSource {
+  /** One row per address, in the order of the addresses: exactly `columns.length` cells each. */
+  readonly rows: readonly (readonly string[])[];
+}
+
+/** Options of {@link BulkJobManagerApi.add}. */
+export interface AddOptions extends JobAccess {
+  /** The CSV rows of the addresses (see {@link CreateJobInput.source}). @default none */
+  readonly source?: SourceRowsInput;
+}
+
+/** A page of {@link BulkJobManagerApi.sourceResults}: the results and, for a job with a header, their rows. */
+export interface SourcedResults {
+  /** The job's header, or `null` when no address came with a row. */
+  readonly source: JobSource | null;
+  /** The results, as {@link BulkJobManagerApi.results} returns them. */
+  readonly results: VerificationResult[];
+  /**
+   * The cells of each result's row (`rows[i]` goes with `results[i]`), `source.columns.length` each; empty cells
+   * but the address for an address added without a row. Empty when `source` is `null`.
+   */
+  readonly rows: string[][];
 }
 
 /**
@@ -267,6 +314,11 @@ export interface JobRecord {
    * that a recovered `queued` job starts only if it was started. @default false
    */
   readonly armed?: boolean;
+  /**
+   * The job's header, set by its first rows and then never changed. A store keeps it with the job (a durable
+   * store returns it from `getJob`, `listJobs` and `claimJobs`). @default null
+   */
+  readonly source?: JobSource | null;
 }
 
 /**
@@ -299,6 +351,17 @@ export interface JobStore {
     offset: number,
     limit: number,
   ): Awaitable<ReadonlyArray<VerificationResult | undefined>>;
+  /**
+   * Keeps source rows: `rows[i]` (a CSV line, see `JobSource`) is the row of position `first + i`. Rows are
+   * written once, before any result of their positions. Optional: a store without it refuses jobs with a source
+   * (the manager throws `invalid_request`). A {@link DurableJobStore} takes rows through `putInputs` instead.
+   */
+  putRows?(id: string, first: number, rows: readonly string[]): Awaitable<void>;
+  /**
+   * Reads the rows of positions `offset` to `offset + limit - 1`: an array of length `limit`, with `undefined`
+   * where no row was written. Required with `putRows` (and of every durable store).
+   */
+  getRows?(id: string, offset: number, limit: number): Awaitable<ReadonlyArray<string | undefined>>;
   /** Forgets a job and its results. Deleting an unknown job is not an error. */
   deleteJob(id: string): Awaitable<void>;
   /** Releases the store's resources; called once by `BulkJobManager.close()`. Optional. */
@@ -338,9 +401,17 @@ export interface DurableJobStore extends JobStore {
   readonly leaseMs: number;
   /**
    * Saves `record` and the inputs at positions `first`, `first + 1`, ... in one transaction; a new job is leased
-   * to this store. Throws `lease_lost` when another store holds the job.
+   * to this store. With `rows` (one CSV line per address) it keeps them too, and the job's `record.source` if
+   * it has none yet. Throws `lease_lost` when another store holds the job.
    */
-  putInputs(record: JobRecord, first: number, emails: readonly string[]): Promise<void>;
+  putInputs(
+    record: JobRecord,
+    first: number,
+    emails: readonly string[],
+    rows?: readonly string[],
+  ): Promise<void>;
+  /** Reads the rows of positions `offset` to `offset + limit - 1` (`undefined` where none was written). */
+  getRows(id: string, offset: number, limit: number): Promise<(string | undefined)[]>;
   /** Reads `limit` inputs from position `offset` (fewer at the end of the job). */
   getInputs(id: string, offset: number, limit: number): Promise<string[]>;
   /** The positions of a job that have a final result, in any order. */
@@ -396,8 +467,8 @@ export type JobListener = (job: Job) => void;
 export interface BulkJobManagerApi {
   /** Creates a job; with addresses and `autoStart` (the default) it starts processing them. */
   create(input?: CreateJobInput): Promise<Job>;
-  /** Adds addresses to a `queued` or `processing` job; its `total` grows. */
-  add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job>;
+  /** Adds addresses (with their CSV rows, if `options.source`) to a `queued` or `processing` job; its `total` grows. */
+  add(id: string, emails: readonly string[], access?: AddOptions): Promise<Job>;
   /** Starts a job created with `autoStart: false`. Idempotent while the job is `queued` or `processing`. */
   start(id: string, access?: JobAccess): Promise<Job>;
   /** The job, or `undefined` when it is missing or not visible to the caller. */
@@ -406,6 +477,11 @@ export interface BulkJobManagerApi {
   list(options?: ListJobsOptions): Promise<JobList>;
   /** A page of results in input order. */
   results(id: string, options?: ResultsOptions): Promise<VerificationResult[]>;
+  /**
+   * A page of results as {@link BulkJobManagerApi.results} reads it, with the job's header and each result's
+   * source row (for a CSV download with the file's own columns).
+   */
+  sourceResults(id: string, options?: ResultsOptions): Promise<SourcedResults>;
   /** Results in input order, each as soon as it and every earlier one are final. */
   stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult>;
   /** Stops the job's work and forgets it and its results. */

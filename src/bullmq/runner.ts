@@ -15,7 +15,7 @@ import {
   LimitError,
   StoreError,
 } from '../bulk/errors.js';
-import { createInput, ownerOf, paging, readOptions, trimmedEmails } from '../bulk/input.js';
+import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmails } from '../bulk/input.js';
 import { isFinished, liveJobOf, snapshot, zeroCounts } from '../bulk/job.js';
 import {
   type FleetHealth,
@@ -25,7 +25,9 @@ import {
   type RunnerContext,
   type RunnerJobs,
 } from '../bulk/runner.js';
+import { sourceCells, sourceMismatch } from '../bulk/source.js';
 import type {
+  AddOptions,
   CreateJobInput,
   Job,
   JobAccess,
@@ -35,6 +37,7 @@ import type {
   JobRecord,
   ListJobsOptions,
   ResultsOptions,
+  SourcedResults,
   StoreHealth,
   StreamOptions,
 } from '../bulk/types.js';
@@ -270,6 +273,7 @@ class FleetJobs implements RunnerJobs {
         `the job would hold ${emails.length} addresses`,
       );
     }
+    const source = sourceRows(input?.source, emails.length, null);
     const open = await this.#ready();
     const id = this.#context.ids();
     if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
@@ -292,37 +296,56 @@ class FleetJobs implements RunnerJobs {
       error: null,
       greylistDelaysMs: fields.greylistDelaysMs ?? this.#context.greylistDelaysMs,
       armed,
+      source: source?.source ?? null,
     };
     const maxJobs = this.#context.maxJobs;
     await this.#write('save the job', () =>
-      this.#store.fleetCreate(record, emails, (jobs) => {
-        if (jobs >= maxJobs)
-          throw new LimitError('maxJobs', maxJobs, 'too many jobs are held; delete finished ones');
-      }),
+      this.#store.fleetCreate(
+        record,
+        emails,
+        (jobs) => {
+          if (jobs >= maxJobs)
+            throw new LimitError('maxJobs', maxJobs, 'too many jobs are held; delete finished ones');
+        },
+        source?.rows,
+      ),
     );
     if (status === 'processing') await this.#queueSoon(open, id);
     if (status === 'complete') await this.#announce(open, { event: 'complete', id });
     return snapshot(liveJobOf(record));
   }
 
-  async add(id: string, emails: readonly string[], access?: JobAccess): Promise<Job> {
+  async add(id: string, emails: readonly string[], access?: AddOptions): Promise<Job> {
     this.#assertOpen();
     const owner = ownerOf(access);
     const trimmed = trimmedEmails(emails, this.#context.maxAddressesPerAdd, this.#context.maxEmailLength);
+    // Checked here without a header, and against the job's under its row lock.
+    const source = sourceRows(access?.source, trimmed.length, null);
     const open = await this.#ready();
     const max = this.#context.maxAddressesPerJob;
     const record = await this.#write('save the addresses', () =>
-      this.#store.fleetAppend(id, trimmed, this.#context.clock.now(), (before) => {
-        if (before.owner !== owner) throw new JobNotFoundError(id);
-        if (before.status === 'failed') throw new JobFinishedError(before.status);
-        if (before.total + trimmed.length > max) {
-          throw new LimitError(
-            'maxAddressesPerJob',
-            max,
-            `the job would hold ${before.total + trimmed.length} addresses`,
-          );
-        }
-      }),
+      this.#store.fleetAppend(
+        id,
+        trimmed,
+        this.#context.clock.now(),
+        (before) => {
+          if (before.owner !== owner) throw new JobNotFoundError(id);
+          const mismatch =
+            source === undefined || (before.source ?? null) === null
+              ? undefined
+              : sourceMismatch(before.source!, source.source.columns);
+          if (mismatch !== undefined) throw new JobInputError('source.columns', mismatch);
+          if (before.status === 'failed') throw new JobFinishedError(before.status);
+          if (before.total + trimmed.length > max) {
+            throw new LimitError(
+              'maxAddressesPerJob',
+              max,
+              `the job would hold ${before.total + trimmed.length} addresses`,
+            );
+          }
+        },
+        source,
+      ),
     );
     if (record === undefined) throw new JobNotFoundError(id);
     if (record.status === 'processing') await this.#queueSoon(open, id);
@@ -376,6 +399,28 @@ class FleetJobs implements RunnerJobs {
   }
 
   async results(id: string, options?: ResultsOptions): Promise<VerificationResult[]> {
+    const { page } = await this.#page(id, options);
+    return page.filter((result) => result !== undefined);
+  }
+
+  async sourceResults(id: string, options?: ResultsOptions): Promise<SourcedResults> {
+    const { record, start, page } = await this.#page(id, options);
+    const source = record.source ?? null;
+    const results = page.filter((result) => result !== undefined);
+    if (source === null || page.length === 0) return { source, results, rows: [] };
+    const rows = await this.#read('read the rows', () => this.#store.getRows(id, start, page.length));
+    const cells: string[][] = [];
+    page.forEach((result, i) => {
+      if (result !== undefined) cells.push(sourceCells(source, rows[i], result.email));
+    });
+    return { source, results, rows: cells };
+  }
+
+  /** The positions a `results` call reads, `undefined` where a partial read has no final result. */
+  async #page(
+    id: string,
+    options: ResultsOptions | undefined,
+  ): Promise<{ record: JobRecord; start: number; page: (VerificationResult | undefined)[] }> {
     const fields = readOptions(options);
     const { offset, limit } = paging(fields);
     const partial = fields.partial ?? false;
@@ -387,13 +432,14 @@ class FleetJobs implements RunnerJobs {
     const start = Math.min(offset, record.total);
     const count = Math.min(limit, record.total - start);
     const page =
-      count === 0 ? [] : await this.#read('read results', () => this.#store.getResults(id, start, count));
-    const results = page.filter((result) => result !== undefined);
-    if (!partial && results.length !== page.length) {
+      count === 0
+        ? []
+        : [...(await this.#read('read results', () => this.#store.getResults(id, start, count)))];
+    if (!partial && page.includes(undefined)) {
       const missing = start + page.indexOf(undefined);
       throw new StoreError('read results', new Error(`no result at position ${missing} of a complete job`));
     }
-    return results;
+    return { record, start, page };
   }
 
   stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult> {

@@ -4,7 +4,6 @@
  * @module
  */
 import { useSignal } from '@preact/signals';
-import { rememberUpload } from './download.js';
 import { JobProgress } from './job-progress.js';
 import { firstLine, type ListShape, listShape } from './list-file.js';
 import type { Job } from './types.js';
@@ -46,7 +45,6 @@ export function BulkPanel({
       const created = await uploadList(apiKey, file.value, read, (share) => {
         sent.value = share;
       });
-      rememberUpload(created.id, file.value, read);
       job.value = created;
       onCreated();
     } catch (failure) {

@@ -5,7 +5,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { call, json } from './api.js';
-import { downloadResults, forgetUpload } from './download.js';
+import { downloadResults } from './download.js';
 import { JobProgress } from './job-progress.js';
 import { Pager } from './pager.js';
 import { JOBS_PAGE_SIZE, pageWindow } from './paging.js';
@@ -55,7 +55,6 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
     if (!window.confirm(`Delete the job ${job.name === '' ? job.id : job.name} and its results?`)) return;
     try {
       await call(apiKey, `v1/bulk/${encodeURIComponent(job.id)}`, { method: 'DELETE' });
-      forgetUpload(job.id);
       if (open.value === job.id) open.value = null;
       reload.value++;
     } catch (failure) {

@@ -1,14 +1,14 @@
 /**
  * A list file read in the browser without holding it: slices of the `File` (never one `file.text()`) are decoded
  * into lines, CSV lines into rows by the CLI's own reader, so that a list of any size, past the API's 64 MiB
- * list-body limit, goes up in batches of addresses (`POST v1/bulk/{id}/emails`), and the downloaded CSV puts the
- * file's own columns back in front of the results. Pure: no DOM, only `Blob`, `TextDecoder` and streams, so it is
- * tested in Node.
+ * list-body limit, goes up in batches (`POST v1/bulk/{id}/emails`): a CSV file's rows as CSV, so that the server
+ * keeps them for the CSV download. Pure: no DOM, only `Blob`, `TextDecoder` and streams, so it is tested in Node.
  * @module
  */
+
+import { encodeRow } from '../bulk/source.js';
 import { CsvReader, sniffDelimiter } from '../cli/csv.js';
 import { findEmailColumn } from '../cli/email-column.js';
-import { csvField } from '../http/csv.js';
 import type { Line } from '../io/line-splitter.js';
 
 /** Bytes read from the file per slice. @default 1 MiB */
@@ -94,24 +94,6 @@ async function* slices(blob: Blob, sliceBytes: number): AsyncGenerator<{ bytes: 
   for (let offset = 0; offset < blob.size; offset += sliceBytes) {
     const end = Math.min(blob.size, offset + sliceBytes);
     yield { bytes: new Uint8Array(await blob.slice(offset, end).arrayBuffer()), end };
-  }
-}
-
-/** The chunks of a byte stream (a fetch response body), with the count of bytes read so far. */
-export async function* streamChunks(
-  stream: ReadableStream<Uint8Array>,
-): AsyncGenerator<{ bytes: Uint8Array; end: number }> {
-  const reader = stream.getReader();
-  let read = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      read += value.byteLength;
-      yield { bytes: value, end: read };
-    }
-  } finally {
-    reader.releaseLock();
   }
 }
 
@@ -221,114 +203,77 @@ export function fileRows(
   return readRows(readLineBatches(slices(file, sliceBytes)), shape);
 }
 
-/** Limits of one batch of {@link emailBatches}. */
+/** Limits of one batch of {@link listBatches}. */
 export interface BatchLimits {
-  /** Most addresses per batch (the API takes at most `maxEmailsPerRequest`, 10,000 by default). @default 5000 */
+  /** Most rows per batch (the API takes at most `maxEmailsPerRequest`, 10,000 by default). @default 5000 */
   readonly maxEmails?: number;
-  /** Most characters of addresses per batch, to stay well under the API's 10 MiB body limit. @default 2000000 */
+  /** Most characters of addresses (or CSV rows) per batch, well under the API's body limits. @default 2000000 */
   readonly maxChars?: number;
   /** Bytes read from the file per slice. @default {@link SLICE_BYTES} */
   readonly sliceBytes?: number;
 }
 
+/** One batch of {@link listBatches}. */
+export interface ListBatch {
+  /** The addresses, in file order (each cut to {@link MAX_ADDRESS_CHARS}). */
+  readonly emails: string[];
+  /**
+   * A CSV file's rows, one CSV line each (comma-separated, the address cell cut as in `emails`), for a
+   * `text/csv` body after {@link headerLine}; `undefined` for a text file.
+   */
+  readonly rows: string[] | undefined;
+  /** Bytes of the file read so far (for an upload progress). */
+  readonly bytesRead: number;
+}
+
+/** The header line of the `text/csv` bodies of a CSV file: its columns, comma-separated. */
+export function headerLine(shape: ListShape): string {
+  return encodeRow(shape.columns);
+}
+
 /**
- * The addresses of a list file in batches for `POST v1/bulk/{id}/emails`, in file order, each with the bytes
- * of the file read so far (for an upload progress): the file is read one slice at a time, so memory holds one
- * slice and one batch whatever the file's size.
+ * The rows of a list file in batches for `POST v1/bulk/{id}/emails`, in file order, each with the bytes of the
+ * file read so far: the file is read one slice at a time, so memory holds one slice and one batch whatever the
+ * file's size.
  * @example
- * for await (const { emails, bytesRead } of emailBatches(file, shape)) {
- *   await send(emails);
+ * for await (const { emails, rows, bytesRead } of listBatches(file, shape)) {
+ *   await send(rows === undefined ? emails : rows);
  *   progress(bytesRead / file.size);
  * }
  */
-export async function* emailBatches(
+export async function* listBatches(
   file: Blob,
   shape: ListShape,
   limits: BatchLimits = {},
-): AsyncGenerator<{ emails: string[]; bytesRead: number }> {
+): AsyncGenerator<ListBatch> {
   const maxEmails = limits.maxEmails ?? 5000;
   const maxChars = limits.maxChars ?? 2_000_000;
+  const csv = shape.format === 'csv';
   let emails: string[] = [];
+  let rows: string[] = [];
   let chars = 0;
   let read = 0;
-  for await (const { rows, bytesRead } of fileRows(file, shape, limits.sliceBytes)) {
-    read = bytesRead;
-    for (const row of rows) {
+  for await (const batch of fileRows(file, shape, limits.sliceBytes)) {
+    read = batch.bytesRead;
+    for (const row of batch.rows) {
       const email = row.email.slice(0, MAX_ADDRESS_CHARS);
-      if (emails.length === maxEmails || (chars + email.length > maxChars && emails.length > 0)) {
-        yield { emails, bytesRead: read };
+      let line = '';
+      if (csv) {
+        const cells = [...row.cells];
+        cells[shape.emailIndex] = (cells[shape.emailIndex] ?? '').slice(0, MAX_ADDRESS_CHARS);
+        line = encodeRow(cells);
+      }
+      const size = csv ? line.length + 2 : email.length;
+      if (emails.length === maxEmails || (chars + size > maxChars && emails.length > 0)) {
+        yield { emails, rows: csv ? rows : undefined, bytesRead: read };
         emails = [];
+        rows = [];
         chars = 0;
       }
       emails.push(email);
-      chars += email.length;
+      if (csv) rows.push(line);
+      chars += size;
     }
   }
-  yield { emails, bytesRead: file.size };
-}
-
-/** The header of the merged CSV: the file's columns, then the results' (`mailvet_` before a name taken). */
-export function mergedHeader(shape: ListShape, resultColumns: readonly string[]): string[] {
-  const taken = new Set(shape.columns.map((column) => column.trim().toLowerCase()));
-  return [
-    ...shape.columns,
-    ...resultColumns.map((name) => (taken.has(name.toLowerCase()) ? `mailvet_${name}` : name)),
-  ];
-}
-
-/**
- * The results CSV of the API (`GET v1/bulk/{id}/results?format=csv`, as lines) joined to the rows of the file
- * the job was made from: each line is the file's cells in their order (formula-escaped as `mailvet bulk` does,
- * `auto`), then the API's cells as the API wrote them. Yields CSV text (CRLF lines) in pieces. Throws when the
- * file and the results do not have the same number of rows (a job with addresses added from elsewhere).
- */
-export async function* mergedCsv(
-  shape: ListShape,
-  rows: AsyncIterable<{ rows: ListRow[] }>,
-  results: AsyncIterable<{ lines: Line[] }>,
-): AsyncGenerator<string> {
-  const reader = new CsvReader(',');
-  const file = rows[Symbol.asyncIterator]();
-  let pending: readonly ListRow[] = [];
-  let at = 0;
-  let header = true;
-  const nextRow = async (): Promise<ListRow | undefined> => {
-    while (at >= pending.length) {
-      const next = await file.next();
-      if (next.done === true) return undefined;
-      pending = next.value.rows;
-      at = 0;
-    }
-    return pending[at++];
-  };
-  const line = (cells: readonly string[], results: readonly string[]) =>
-    `${[...cells.map((cell) => csvField(cell, 'auto')), ...results.map((cell) => csvField(cell, 'never'))].join(',')}\r\n`;
-  const mismatch = () =>
-    new Error(
-      'the file does not match the job (its rows and the results differ in number); download the results alone',
-    );
-  const merge = async (records: ReturnType<CsvReader['push']>): Promise<string> => {
-    let text = '';
-    for (const record of records) {
-      if (record.kind !== 'row') throw new Error(`the results CSV cannot be read (${record.reason})`);
-      if (header) {
-        header = false;
-        text += line(mergedHeader(shape, record.fields), []);
-        continue;
-      }
-      const row = await nextRow();
-      if (row === undefined) throw mismatch();
-      text += line(row.cells, record.fields);
-    }
-    return text;
-  };
-  for await (const { lines } of results) {
-    let text = '';
-    for (const each of lines) text += await merge(reader.push(each));
-    if (text !== '') yield text;
-  }
-  const last = await merge(reader.end());
-  if (last !== '') yield last;
-  if (header) throw new Error('the results CSV is empty');
-  if ((await nextRow()) !== undefined) throw mismatch();
+  yield { emails, rows: csv ? rows : undefined, bytesRead: file.size };
 }

@@ -3,7 +3,7 @@
  * @module
  */
 import { checkGreylistDelays } from '../bulk/options.js';
-import type { Job } from '../bulk/types.js';
+import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { readJsonBody } from './body.js';
 import type { Context, Operation } from './context.js';
@@ -56,6 +56,8 @@ interface CreateRequest {
   readonly delays: readonly number[] | undefined;
   /** The `webhook` field as sent (checked by {@link requestedWebhook}). */
   readonly webhook: unknown;
+  /** The rows of a CSV body. */
+  readonly source: SourceRowsInput | undefined;
 }
 
 /** Throws `limit_exceeded` when the tenant holds `maxJobsPerKey` jobs, counting `creating` ones in progress. */
@@ -123,6 +125,7 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
     autoStart: body.auto_start as boolean | undefined,
     delays,
     webhook: body.webhook,
+    source: undefined,
   };
 }
 
@@ -132,29 +135,44 @@ async function listCreateRequest(context: Context, format: ListFormat): Promise<
   if (autoStart !== null && autoStart !== 'true' && autoStart !== 'false') {
     throw new HttpError('invalid_request', 'auto_start must be true or false');
   }
-  const emails = await readAddressList(request, format, queryParam(query, 'column') ?? undefined, {
-    maxBytes: services.limits.maxListBytes,
-    maxEmails: services.limits.maxListEmails,
-  });
+  const { emails, source } = await readAddressList(
+    request,
+    format,
+    queryParam(query, 'column') ?? undefined,
+    {
+      maxBytes: services.limits.maxListBytes,
+      maxEmails: services.limits.maxListEmails,
+    },
+  );
   return {
     name: queryParam(query, 'name') ?? undefined,
     emails,
     autoStart: autoStart === null ? undefined : autoStart === 'true',
     delays: undefined,
     webhook: undefined,
+    source,
   };
 }
 
-/** Hands `emails` to the job in batches of {@link LIST_BATCH}; an error says how many were added before it. */
+/**
+ * Hands `emails` (and their CSV rows) to the job in batches of {@link LIST_BATCH}; an error says how many were
+ * added before it (a header that differs from the job's fails the first batch: nothing is added).
+ */
 async function addInBatches(
   context: Context,
   id: string,
   emails: readonly string[],
+  source: SourceRowsInput | undefined,
 ): Promise<Job | undefined> {
   let job: Job | undefined;
   for (let from = 0; from < emails.length; from += LIST_BATCH) {
+    const rows =
+      source === undefined ? {} : { source: { ...source, rows: source.rows.slice(from, from + LIST_BATCH) } };
     try {
-      job = await context.services.jobs.add(id, emails.slice(from, from + LIST_BATCH), access(context));
+      job = await context.services.jobs.add(id, emails.slice(from, from + LIST_BATCH), {
+        ...access(context),
+        ...rows,
+      });
     } catch (error) {
       if (from === 0 || !isMailvetError(error)) throw error;
       throw new HttpError(
@@ -215,7 +233,7 @@ export const createJob: Operation = async (context) => {
     try {
       // The response is the job as created, with its addresses and still queued (as the specification shows
       // it); it starts right after unless auto_start=false.
-      job = (await addInBatches(context, job.id, fields.emails ?? [])) ?? job;
+      job = (await addInBatches(context, job.id, fields.emails ?? [], fields.source)) ?? job;
       if (fields.autoStart !== false) await jobs.start(job.id, access(context));
     } catch (error) {
       await jobs.delete(job.id, access(context)).catch(() => undefined);
@@ -233,7 +251,7 @@ export const addEmails: Operation = async (context) => {
   const { limits, jobs } = context.services;
   const format = listFormatOf(context.request.headers.get('content-type'));
   if (format !== undefined) {
-    const emails = await readAddressList(
+    const { emails, source } = await readAddressList(
       context.request,
       format,
       queryParam(context.query, 'column') ?? undefined,
@@ -244,7 +262,7 @@ export const addEmails: Operation = async (context) => {
     );
     await checkAddressQuota(context, emails.length);
     const job =
-      (await addInBatches(context, jobId(context), emails)) ??
+      (await addInBatches(context, jobId(context), emails, source)) ??
       (await jobs.get(jobId(context), access(context)));
     if (job === undefined) throw new HttpError('not_found', 'no such job');
     return context.json(200, wireJob(job));

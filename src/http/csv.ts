@@ -58,12 +58,25 @@ export function csvField(value: string | number | boolean | null, mode: FormulaE
   return NEEDS_QUOTES.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
-/** The header row, with its CRLF. */
-export function csvHeader(): string {
-  return `${CSV_COLUMNS.join(',')}\r\n`;
+/**
+ * The header row, with its CRLF: the result columns, after the `sourceColumns` of the file the job was made from
+ * when given (written under the `auto` formula rule), a result column whose name the file has (ignoring case and
+ * surrounding space) then named `mailvet_<name>`.
+ * @example
+ * csvHeader(['id', 'email']); // 'id,email,mailvet_email,normalized,...\r\n'
+ */
+export function csvHeader(sourceColumns: readonly string[] = []): string {
+  const taken = new Set(sourceColumns.map((name) => name.trim().toLowerCase()));
+  const results = CSV_COLUMNS.map((name) => (taken.has(name) ? `mailvet_${name}` : name));
+  return `${[...sourceColumns.map((name) => csvField(name, 'auto')), ...results].join(',')}\r\n`;
 }
 
-/** One result as a row, with its CRLF. */
-export function csvRow(result: VerificationResult): string {
-  return `${CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
+/**
+ * One result as a row, with its CRLF; after the cells of its source row when given (written under the `auto`
+ * formula rule: `+44 20 7946 0958` and `-5.20` stay as they are, `=cmd()` is escaped).
+ */
+export function csvRow(result: VerificationResult, sourceCells: readonly string[] = []): string {
+  let line = '';
+  for (const cell of sourceCells) line += `${csvField(cell, 'auto')},`;
+  return `${line}${CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
 }

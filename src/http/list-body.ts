@@ -1,9 +1,12 @@
 /**
  * Address lists uploaded as files: `text/plain` (one address a line) or `text/csv` (the address column named by
- * `?column=` or found by its header, as `mailvet bulk` does), read as a stream within a byte and a count limit.
+ * `?column=` or found by its header, as `mailvet bulk` does, each row kept for the CSV download), read as a
+ * stream within a byte and a count limit.
  * @module
  */
 
+import { encodeSourceRow, sourceColumnsProblem } from '../bulk/source.js';
+import type { SourceRowsInput } from '../bulk/types.js';
 import { openInput } from '../cli/input.js';
 import { CliError } from '../cli/io.js';
 import { HttpError } from './errors.js';
@@ -54,43 +57,72 @@ async function* bounded(body: ReadableStream<Uint8Array>, maxBytes: number): Asy
   }
 }
 
+/** A list body as read: its addresses and, for a CSV body, its header and the cells of each address's row. */
+export interface AddressList {
+  readonly emails: string[];
+  /** The CSV's columns and rows (`rows[i]` holds `emails[i]`); `undefined` for a text list or an empty body. */
+  readonly source: SourceRowsInput | undefined;
+}
+
 /**
- * Reads the addresses of a list body, in order. Blank lines are skipped; a CSV row that cannot be read, or a
- * line over 64 KiB, is a 400 naming its line; more than `maxEmails` addresses or `maxBytes` bytes is a 413.
+ * Reads the addresses of a list body, in order, and for CSV the rows they came from. Blank lines are skipped;
+ * a CSV row that cannot be read, or a line over 64 KiB, is a 400 naming its line, as is a header or row past
+ * the limits of kept rows (1,000 columns, 65,536 characters); more than `maxEmails` addresses or `maxBytes`
+ * bytes is a 413.
  * @example
- * const emails = await readAddressList(request, 'csv', 'work email', { maxBytes: 1e8, maxEmails: 1e6 });
+ * const { emails, source } = await readAddressList(request, 'csv', 'work email', { maxBytes: 1e8, maxEmails: 1e6 });
  */
 export async function readAddressList(
   request: Request,
   format: ListFormat,
   column: string | undefined,
   limits: ListLimits,
-): Promise<string[]> {
-  if (request.body === null) return [];
+): Promise<AddressList> {
+  if (request.body === null) return { emails: [], source: undefined };
   const length = request.headers.get('content-length');
   if (length !== null && Number(length) > limits.maxBytes) {
     throw new HttpError('payload_too_large', `the list exceeds ${limits.maxBytes} bytes`);
   }
   const emails: string[] = [];
+  const rows: string[][] = [];
   try {
     const opened = await openInput(bounded(request.body, limits.maxBytes), {
       name: 'the request body',
       column,
       text: format === 'text',
     });
-    if (opened === undefined) return emails;
+    if (opened === undefined) return { emails, source: undefined };
+    const { shape } = opened;
+    const csv = shape.format === 'csv';
+    if (csv) {
+      const problem = sourceColumnsProblem(shape.columns);
+      if (problem !== undefined) throw new HttpError('invalid_request', `the CSV header ${problem}`);
+    }
     for await (const record of opened.records) {
       if (record.error !== null) throw new HttpError('invalid_request', record.error);
       if (emails.length === limits.maxEmails) {
         throw new HttpError('payload_too_large', `at most ${limits.maxEmails} addresses per list`);
       }
+      if (csv) {
+        const line = encodeSourceRow(record.cells, shape.columns.length);
+        if (typeof line !== 'string') {
+          throw new HttpError('invalid_request', `the CSV row at line ${record.line} ${line.problem}`);
+        }
+        rows.push(record.cells as string[]);
+      }
       emails.push(record.email);
     }
+    return {
+      emails,
+      source:
+        csv && emails.length > 0
+          ? { columns: shape.columns, emailColumn: shape.emailIndex, rows }
+          : undefined,
+    };
   } catch (error) {
     if (error instanceof CliError) {
       throw new HttpError('invalid_request', error.message.replace('--column', 'the column parameter'));
     }
     throw error;
   }
-  return emails;
 }

@@ -2,6 +2,7 @@
  * `GET /v1/bulk/{id}/results`: JSON pages, or the whole list streamed as CSV or NDJSON.
  * @module
  */
+import type { SourcedResults } from '../bulk/types.js';
 import type { VerificationResult } from '../result.js';
 import type { Operation } from './context.js';
 import { csvHeader, csvRow } from './csv.js';
@@ -16,31 +17,67 @@ import { wireJob, wireResult } from './wire.js';
 export const STREAM_CHUNK = 1000;
 
 type ReadPage = (offset: number, limit: number) => Promise<VerificationResult[]>;
+type ReadSourced = (offset: number, limit: number) => Promise<SourcedResults>;
 
 /**
- * Streams positions `[start, end)` as CSV (with its header row) or NDJSON, one store read of
- * {@link STREAM_CHUNK} positions per pull, so memory stays bounded and a slow client slows the reads.
+ * Streams positions `[start, end)` as NDJSON, one store read of {@link STREAM_CHUNK} positions per pull, so
+ * memory stays bounded and a slow client slows the reads.
  */
-function resultStream(
-  read: ReadPage,
-  start: number,
-  end: number,
-  format: 'csv' | 'ndjson',
-): ReadableStream<Uint8Array> {
+function ndjsonStream(read: ReadPage, start: number, end: number): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let position = start;
-  let text = format === 'csv' ? csvHeader() : '';
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let text = '';
       while (text === '' && position < end) {
         const count = Math.min(STREAM_CHUNK, end - position);
         const page = await read(position, count);
         position += count;
-        for (const result of page)
-          text += format === 'csv' ? csvRow(result) : `${JSON.stringify(wireResult(result))}\n`;
+        for (const result of page) text += `${JSON.stringify(wireResult(result))}\n`;
       }
       if (text !== '') controller.enqueue(encoder.encode(text));
-      text = '';
+      if (position >= end) controller.close();
+    },
+  });
+}
+
+/**
+ * Streams positions `[start, end)` as CSV, as {@link ndjsonStream} does: the header row first, each row the
+ * cells of its source row (a job made from a CSV file, unless `resultsOnly`), then the result columns.
+ */
+function csvStream(
+  read: ReadSourced,
+  start: number,
+  end: number,
+  resultsOnly: boolean,
+): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let position = start;
+  let header = false;
+  /** The header has the source's columns (decided by the first read: a partial read of a job still filling). */
+  let withRows = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let text = '';
+      while (text === '' && position < end) {
+        const count = Math.min(STREAM_CHUNK, end - position);
+        const page = await read(position, count);
+        position += count;
+        if (!header) {
+          withRows = !resultsOnly && page.source !== null;
+          text += csvHeader(withRows ? page.source!.columns : []);
+          header = true;
+        }
+        page.results.forEach((result, i) => {
+          text += withRows && page.rows.length > 0 ? csvRow(result, page.rows[i]) : csvRow(result);
+        });
+      }
+      if (!header) {
+        // Nothing to read: the header alone (the job's columns, learnt from an empty read).
+        text = csvHeader(resultsOnly ? [] : ((await read(end, 0)).source?.columns ?? []));
+        header = true;
+      }
+      if (text !== '') controller.enqueue(encoder.encode(text));
       if (position >= end) controller.close();
     },
   });
@@ -78,7 +115,8 @@ function jsonStream(read: ReadPage, head: Record<string, unknown>, start: number
  * The results of a job in input order. JSON: `{ job, offset, limit, next_offset, results }`: without `limit`,
  * every result from `offset`, streamed (`limit` and `next_offset` are then `null`); with `limit` (at most
  * {@link RESULTS_PAGE}`.max`), one page and the `next_offset` of the next. CSV and NDJSON: every result from
- * `offset` (or `limit` of them), streamed. Before completion: 409 `job_not_complete` (or `job_failed`) with the job, unless `partial=true`,
+ * `offset` (or `limit` of them), streamed; the CSV of a job made from a CSV file starts each row with the file's
+ * cells (its columns first in the header), unless `results_only=true`. Before completion: 409 `job_not_complete` (or `job_failed`) with the job, unless `partial=true`,
  * which gives the results final so far (positions still in progress are left out).
  */
 export const getJobResults: Operation = async ({
@@ -113,6 +151,14 @@ export const getJobResults: Operation = async ({
   }
   const read: ReadPage = (from, count) =>
     services.jobs.results(id, { ...access, offset: from, limit: count, partial });
+  // The job is checked above: a read of the header alone, or of a job failed since, takes what there is.
+  const readSourced: ReadSourced = (from, count) =>
+    services.jobs.sourceResults(id, {
+      ...access,
+      offset: from,
+      limit: count,
+      partial: partial || count === 0,
+    });
   const vary = { ...headers, vary: 'Accept' };
   if (paged) {
     const results = await read(offset, limit);
@@ -132,8 +178,9 @@ export const getJobResults: Operation = async ({
     format === 'csv'
       ? { 'content-disposition': `attachment; filename="mailvet-${encodeURIComponent(id)}.csv"` }
       : {};
-  return streamResponse(resultStream(read, offset, end, format), RESULT_FORMATS[format], {
-    ...vary,
-    ...disposition,
-  });
+  const stream =
+    format === 'csv'
+      ? csvStream(readSourced, offset, end, booleanParam(query, 'results_only'))
+      : ndjsonStream(read, offset, end);
+  return streamResponse(stream, RESULT_FORMATS[format], { ...vary, ...disposition });
 };

@@ -67,7 +67,9 @@ const LIST_COLUMN: ParameterDoc = {
   name: 'column',
   in: 'query',
   description:
-    'CSV list bodies only: the header of the address column (default: found by name, as mailvet bulk does).',
+    'CSV list bodies only: the header of the address column (default: found by name, as mailvet bulk does). ' +
+    "A CSV body's rows are kept for the CSV download: the first fixes the job's header, a later one with another " +
+    'header is a 400; at most 1,000 columns and 65,536 characters per row.',
   schema: { type: 'string' },
 };
 
@@ -272,7 +274,9 @@ export const ROUTES: readonly Route[] = [
     description:
       'JSON pages (`offset`/`limit`), or the whole list as CSV or NDJSON (streamed), chosen by `format` or ' +
       'the Accept header. Before the job is complete: 409 `job_not_complete` with the job, unless ' +
-      '`partial=true`, which returns the results finished so far.',
+      '`partial=true`, which returns the results finished so far. The CSV of a job made from a text/csv body ' +
+      "has the file's columns first (in its order; a row added as JSON or text has empty cells but the address), " +
+      'then the result columns (`mailvet_` before a name the file has), unless `results_only=true`.',
     parameters: [
       JOB_ID,
       {
@@ -285,6 +289,12 @@ export const ROUTES: readonly Route[] = [
         name: 'partial',
         in: 'query',
         description: 'Return the results finished so far instead of 409 before completion.',
+        schema: { type: 'boolean', default: false },
+      },
+      {
+        name: 'results_only',
+        in: 'query',
+        description: "CSV only: the result columns alone, without the columns of the job's CSV file.",
         schema: { type: 'boolean', default: false },
       },
       {

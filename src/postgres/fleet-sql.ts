@@ -7,7 +7,16 @@ import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
 import { STATUSES, type Status } from '../result.js';
 import type { SqlClient, SqlDriver } from './driver.js';
-import { INPUT_CHUNK, num, numOrNull, recordOfRow, texts } from './rows.js';
+import {
+  INPUT_CHUNK,
+  inputChunk,
+  insertInputsSql,
+  num,
+  numOrNull,
+  recordOfRow,
+  sourceColumn,
+  texts,
+} from './rows.js';
 
 /** The fleet's part of the SQL store: the methods of {@link FleetJobStore} that the durable store lacks. */
 export type FleetOperations = Pick<
@@ -57,13 +66,13 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
     id: string,
     first: number,
     emails: readonly string[],
+    rows: readonly string[] | undefined,
   ): Promise<void> {
+    if (rows !== undefined && rows.length !== emails.length) {
+      throw new RangeError('emails and rows differ in length');
+    }
     for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
-      await client.query(
-        `INSERT INTO ${s}.inputs (job_id, first, emails, queued)
-         VALUES ($1, $2, ARRAY(SELECT json_array_elements_text($3::json)), false)`,
-        [id, first + at, JSON.stringify(emails.slice(at, at + INPUT_CHUNK))],
-      );
+      await client.query(insertInputsSql(s, false), inputChunk(id, first, at, emails, rows));
     }
   }
 
@@ -74,14 +83,14 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
   }
 
   return {
-    async fleetCreate(record, emails, check) {
+    async fleetCreate(record, emails, check, rows) {
       await driver.transaction(async (client) => {
         const counted = await client.query(`SELECT count(*) AS n FROM ${s}.jobs WHERE fleet`);
         check(num(counted[0]?.n ?? 0));
         await client.query(
           `INSERT INTO ${s}.jobs (id, owner, name, status, armed, total, completed, counts, created_at, started_at,
-             completed_at, error, greylist_delays_ms, fleet)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, NULL, $12::jsonb, true)`,
+             completed_at, error, greylist_delays_ms, source, fleet)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, NULL, $12::jsonb, $13::jsonb, true)`,
           [
             record.id,
             record.owner,
@@ -95,13 +104,14 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
             record.startedAt,
             record.completedAt,
             JSON.stringify(record.greylistDelaysMs),
+            sourceColumn(record),
           ],
         );
-        await insertInputs(client, record.id, 0, emails);
+        await insertInputs(client, record.id, 0, emails, rows);
       });
     },
 
-    async fleetAppend(id, emails, now, check) {
+    async fleetAppend(id, emails, now, check, source) {
       return driver.transaction(async (client) => {
         const before = await lock(client, id);
         if (before === undefined) return undefined;
@@ -110,7 +120,14 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
         let after: JobRecord = { ...before, total: before.total + emails.length };
         if (after.status === 'complete') after = { ...after, status: 'processing', completedAt: null };
         after = started(after, now);
-        await insertInputs(client, id, before.total, emails);
+        await insertInputs(client, id, before.total, emails, source?.rows);
+        if (source !== undefined && before.source === null) {
+          // The job's header is set by its first rows, never changed after.
+          await client.query(`UPDATE ${s}.jobs SET source = $2::jsonb WHERE id = $1`, [
+            id,
+            sourceColumn({ ...before, source: source.source }),
+          ]);
+        }
         return save(client, after);
       });
     },

@@ -2,7 +2,7 @@
  * Conversions between the job store's rows and the manager's records, shared by the store's statements.
  * @module
  */
-import type { JobError, JobRecord, JobStatus } from '../bulk/types.js';
+import type { JobError, JobRecord, JobSource, JobStatus } from '../bulk/types.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Row } from './driver.js';
 
@@ -43,7 +43,43 @@ export function recordOfRow(row: Row): JobRecord {
     error: row.error === null || row.error === undefined ? null : json<JobError>(row.error),
     greylistDelaysMs: json<number[]>(row.greylist_delays_ms),
     armed: row.armed === true,
+    source: row.source === null || row.source === undefined ? null : json<JobSource>(row.source),
   };
+}
+
+/** The `source` column of a job: `{ columns, emailColumn }` as JSON, or `null`. */
+export function sourceColumn(record: JobRecord): string | null {
+  const source = record.source ?? null;
+  return source === null
+    ? null
+    : JSON.stringify({ columns: source.columns, emailColumn: source.emailColumn });
+}
+
+/**
+ * Inserts the inputs of job `$1` from position `$2`: `$3` the addresses, `$4` their rows or `NULL`, each a JSON
+ * array (parsed by the server: much cheaper for the client than a text[] parameter). `queued` is the value of
+ * the fleet's column (the durable store's rows are queued by definition).
+ */
+export function insertInputsSql(s: string, queued: boolean): string {
+  return `INSERT INTO ${s}.inputs (job_id, first, emails, source_rows, queued)
+    VALUES ($1, $2, ARRAY(SELECT json_array_elements_text($3::json)),
+      CASE WHEN $4::json IS NULL THEN NULL ELSE ARRAY(SELECT json_array_elements_text($4::json)) END, ${queued})`;
+}
+
+/** The parameters of {@link insertInputsSql} for the chunk at `at` of the inputs (and rows) starting at `first`. */
+export function inputChunk(
+  id: string,
+  first: number,
+  at: number,
+  emails: readonly string[],
+  rows: readonly string[] | undefined,
+): unknown[] {
+  return [
+    id,
+    first + at,
+    JSON.stringify(emails.slice(at, at + INPUT_CHUNK)),
+    rows === undefined ? null : JSON.stringify(rows.slice(at, at + INPUT_CHUNK)),
+  ];
 }
 
 /**

@@ -70,6 +70,10 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE {s}.jobs ADD COLUMN fleet boolean NOT NULL DEFAULT false;
    ALTER TABLE {s}.inputs ADD COLUMN queued boolean NOT NULL DEFAULT true;
    CREATE INDEX inputs_unqueued ON {s}.inputs (job_id, first) WHERE NOT queued;`,
+  // 3: source rows of jobs made from a CSV file: the header on the job, each row (a CSV line) beside its address
+  // in the same inputs row (NULL for addresses added without rows, and for every job without a header).
+  `ALTER TABLE {s}.jobs ADD COLUMN source jsonb;
+   ALTER TABLE {s}.inputs ADD COLUMN source_rows text[];`,
 ];
 
 /** The schema version this code writes. */

@@ -9,7 +9,7 @@ import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
-import { INPUT_CHUNK, num, recordOfRow, texts } from './rows.js';
+import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
 
 /** Options shared by both drivers. */
@@ -213,19 +213,47 @@ export async function openSqlStore(
       await saveRecord(driver, record);
     },
 
-    async putInputs(record, first, emails) {
+    async putInputs(record, first, emails, rows) {
+      if (rows !== undefined && rows.length !== emails.length) {
+        throw new RangeError('emails and rows differ in length');
+      }
       await driver.transaction(async (client) => {
         // The first addresses create the job; later ones must find it (a deleted job is not brought back).
         await saveRecord(client, record);
+        if (rows !== undefined) {
+          // The job's header is set by its first rows, never changed after.
+          await client.query(`UPDATE ${s}.jobs SET source = $2::jsonb WHERE id = $1 AND source IS NULL`, [
+            record.id,
+            sourceColumn(record),
+          ]);
+        }
         for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
-          // A JSON array, parsed by the server: much cheaper for the client than a text[] parameter.
           await client.query(
-            `INSERT INTO ${s}.inputs (job_id, first, emails)
-             VALUES ($1, $2, ARRAY(SELECT json_array_elements_text($3::json))) ON CONFLICT DO NOTHING`,
-            [record.id, first + at, JSON.stringify(emails.slice(at, at + INPUT_CHUNK))],
+            `${insertInputsSql(s, true)} ON CONFLICT DO NOTHING`,
+            inputChunk(record.id, first, at, emails, rows),
           );
         }
       });
+    },
+
+    async getRows(id, offset, limit) {
+      await assertJob(driver, id);
+      const page: (string | undefined)[] = new Array(limit).fill(undefined);
+      // Bounded as getInputs is; rows of addresses added without rows are NULL and skipped.
+      const found = await driver.query(
+        `SELECT first, array_to_json(source_rows)::text AS rows FROM ${s}.inputs
+         WHERE job_id = $1 AND first > $4 AND first < $3 AND first + cardinality(emails) > $2
+           AND source_rows IS NOT NULL`,
+        [id, offset, offset + limit, offset - INPUT_CHUNK],
+      );
+      for (const row of found) {
+        const first = num(row.first);
+        const rows = JSON.parse(row.rows as string) as string[];
+        const from = Math.max(0, offset - first);
+        const to = Math.min(rows.length, offset + limit - first);
+        for (let i = from; i < to; i++) page[first + i - offset] = rows[i];
+      }
+      return page;
     },
 
     async getInputs(id, offset, limit) {

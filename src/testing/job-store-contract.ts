@@ -60,6 +60,15 @@ function result(email: string, patch: Partial<VerificationResult> = {}): Verific
   };
 }
 
+/** A source header and rows as the manager stores them (CSV lines), hostile cells included. */
+const SOURCE = { columns: ['id', '', 'email', 'email', 'note "quoted"'], emailColumn: 2 };
+const ROWS = [
+  '1,,r0@x.test,dup,"<img src=x onerror=alert(1)>"',
+  '2,,r1@x.test,,"a ""quote"", a comma, and\r\na line break"',
+  '3,=cmd(),r2@x.test,,用户 🎉',
+  `4,,r3@x.test,,${'w'.repeat(60_000)}`,
+];
+
 async function rejects(run: () => unknown): Promise<boolean> {
   try {
     await run();
@@ -251,7 +260,61 @@ export function jobStoreContract(name: string, make: () => JobStoreFixture | Pro
       }),
     );
 
+    it(
+      'keeps source rows by position (once each), with undefined where none was written; none for a plain job',
+      withStore(async (store) => {
+        if (isDurableStore(store) || store.putRows === undefined || store.getRows === undefined) return;
+        await store.saveJob(record('plain'));
+        expect(await store.getRows('plain', 0, 3)).toEqual([undefined, undefined, undefined]);
+        await store.saveJob(record('r', { source: SOURCE }));
+        await store.putRows('r', 1, ROWS.slice(0, 2));
+        await store.putRows('r', 20_000, ROWS.slice(2));
+        await store.putRows('r', 1, ['written again']);
+        expect(await store.getRows('r', 0, 4)).toEqual([undefined, ROWS[0], ROWS[1], undefined]);
+        expect(await store.getRows('r', 20_000, 2)).toEqual([ROWS[2], ROWS[3]]);
+        expect(await store.getRows('r', 0, 0)).toEqual([]);
+        await store.deleteJob('r');
+        await store.saveJob(record('r'));
+        expect(await store.getRows('r', 1, 1)).toEqual([undefined]);
+      }),
+    );
+
     describe('durable stores', () => {
+      it(
+        'keeps source rows with their inputs and the header with the job; addresses without rows read undefined',
+        withDurable(async (store, fixture) => {
+          const plain = Array.from({ length: 5000 }, (_, i) => `p${i}@x.test`);
+          await store.putInputs(record('s', { total: 5000, armed: true }), 0, plain);
+          expect((await store.getJob('s'))?.source ?? null).toBeNull();
+          const emails = ROWS.map((_, i) => `r${i}@x.test`);
+          const withSource = record('s', { total: 5000 + ROWS.length, armed: true, source: SOURCE });
+          await store.putInputs(withSource, 5000, emails, ROWS);
+          // A later source does not replace the first.
+          const other = { columns: ['x'], emailColumn: 0 };
+          await store.putInputs(
+            record('s', { total: 5001 + ROWS.length, source: other }),
+            5000 + ROWS.length,
+            ['z@x.test'],
+            ['z@x.test'],
+          );
+          expect(await store.getInputs('s', 4999, 2)).toEqual([plain[4999], emails[0]]);
+          expect(await store.getRows('s', 4998, ROWS.length + 3)).toEqual([
+            undefined,
+            undefined,
+            ...ROWS,
+            'z@x.test',
+          ]);
+          expect((await store.getJob('s'))?.source).toEqual(SOURCE);
+          await store.releaseLeases();
+          const reopened = await fixture.reopen!();
+          const [claimed] = await reopened.claimJobs();
+          expect(claimed?.source).toEqual(SOURCE);
+          expect(await reopened.getRows('s', 5000, ROWS.length)).toEqual(ROWS);
+          await reopened.deleteJob('s');
+          expect(await reopened.getJob('s')).toBeUndefined();
+        }),
+      );
+
       it(
         'keeps inputs by position across batches, with unicode, and reads any range',
         withDurable(async (store) => {

@@ -126,6 +126,50 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
     }
   }, 120_000);
 
+  it('keeps the source rows of a fleet job (written through the fleet statements) and refuses another header', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const v = verifier();
+    const workers: FleetWorker[] = [];
+    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
+    try {
+      await jobs.opened();
+      workers.push(
+        await createWorker({ connection: REDIS_URL!, prefix, store: workerStore, verifier: v, id: 'w0' }),
+      );
+      const columns = ['id', 'email', 'note'];
+      const rows = emails
+        .slice(0, 3)
+        .map((email, i) => [String(i), email, i === 0 ? '=cmd() "q", <b>🎉\n' : '']);
+      const job = await jobs.create({
+        emails: emails.slice(0, 3),
+        source: { columns, emailColumn: 1, rows },
+      });
+      await expect(
+        jobs.add(job.id, [emails[3]!], {
+          source: { columns: ['id', 'mail', 'note'], emailColumn: 1, rows: [['3', emails[3]!, '']] },
+        }),
+      ).rejects.toMatchObject({ code: 'invalid_request' });
+      await jobs.add(job.id, [emails[4]!]);
+      const more = [['5', emails[5]!, 'last']];
+      await jobs.add(job.id, [emails[5]!], { source: { columns, emailColumn: 1, rows: more } });
+      for await (const _ of jobs.stream(job.id));
+      const page = await jobs.sourceResults(job.id);
+      expect(page.source).toEqual({ columns, emailColumn: 1 });
+      expect(page.rows).toEqual([...rows, ['', emails[4]!, ''], ...more]);
+      expect(page.results.map((result) => result.email)).toEqual([0, 1, 2, 4, 5].map((i) => emails[i]));
+    } finally {
+      for (const worker of workers) await worker.close();
+      await jobs.close();
+      await workerStore.close?.();
+      await v.dispose();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 60_000);
+
   it('serves a job from two API nodes: created on one, read, extended and streamed on the other', async () => {
     const schema = testSchema();
     const prefix = testPrefix();
