@@ -119,7 +119,12 @@ case "${1:-}" in
     postconf -c "$DIR/etc" -x smtpd_soft_error_limit smtpd_hard_error_limit smtpd_error_sleep_time
     ;;
   stop)
-    if running; then postfix -c "$DIR/etc" stop; else echo "postfix-loopback: not running"; fi
+    if running; then
+      postfix -c "$DIR/etc" stop
+      echo "postfix-loopback: stopped (log kept in $DIR/maillog)"
+    else
+      echo "postfix-loopback: not running"
+    fi
     ;;
   status)
     if running; then
