@@ -17,6 +17,7 @@ const BENCHES: Record<string, string[]> = {
   pool: ['--import', 'tsx', 'bench/pool.ts'],
   store: ['--import', 'tsx', 'bench/store.ts'],
   fleet: ['--import', 'tsx', 'bench/fleet.ts'],
+  postfix: ['--import', 'tsx', 'bench/postfix.ts'],
 };
 
 const wanted = process.argv.slice(2);

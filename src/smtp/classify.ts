@@ -34,6 +34,43 @@ const NOT_FOUND =
   /user unknown|unknown (?:user|recipient|mailbox|address|account)|no such (?:user|mailbox|recipient|address|account|person)|(?:mailbox|user|recipient|address|account) (?:is )?(?:unavailable|not found|unknown|invalid|rejected)|does ?n[o']t exist|does ?n[o']t have an? (?:[\w.-]+ )?account|not (?:a )?valid (?:mailbox|recipient|user|address)|invalid (?:mailbox|recipient|user|address)|unrouteable address|no mailbox|bad destination mailbox/i;
 const RELAY = /relay/i;
 
+/**
+ * Wording of a refusal about the session rather than the mailbox, after which a mail host should be left alone
+ * for a while: too many errors in it (Postfix's `421 4.7.0 Error: too many errors`), too many invalid or unknown
+ * recipients, too many connections, a rate limit.
+ */
+const SESSION_LIMIT =
+  /\btoo many (?:(?:smtp |protocol |syntax )?errors|(?:invalid|bad|unknown|failed|rejected|non-?existent|unresolvable) (?:recipients?|rcpts?|commands|addresses|users)|(?:concurrent |simultaneous |parallel )?(?:smtp )?(?:connections|sessions))\b|\brate[- ]?limit|\bthrottl/i;
+
+/** A full envelope (`452 4.5.3` / `552 5.5.3 Too many recipients`): about the transaction, not the mailbox. */
+const ENVELOPE_FULL = /\btoo many recipients\b/i;
+
+/** An address in angle brackets, as servers echo the recipient (`550 5.1.1 <throttle@example.com>: ...`). */
+const ECHOED_ADDRESS = /<[^<>@]*@[^<>]*>/g;
+
+/**
+ * The reply's text without the addresses it echoes, which the wording rows read: the recipient is ours to choose,
+ * so `<ratelimit@example.com>` or `<spam@example.com>` must not turn a "user unknown" into a refusal about us.
+ */
+function wording(reply: SmtpReply): string {
+  return reply.text.includes('@') ? reply.text.replace(ECHOED_ADDRESS, '<>') : reply.text;
+}
+
+/**
+ * Whether `reply` refuses for the session rather than the mailbox: too many errors (Postfix's `421 4.7.0 Error:
+ * too many errors`), too many invalid or unknown recipients, too many connections, a rate limit (addresses it
+ * echoes are not read). The session pool backs off a mail host that says it (see `mxBackoffMs`); a full envelope
+ * ("too many recipients") is not such a refusal.
+ * @example
+ * limitsSession(parseReply(['421 4.7.0 mx.example.com Error: too many errors'])); // true
+ */
+export function limitsSession(reply: SmtpReply): boolean {
+  return SESSION_LIMIT.test(wording(reply));
+}
+
+/** A refusal about the session or the envelope, not the mailbox. */
+const aboutSession = (reply: SmtpReply) => limitsSession(reply) || ENVELOPE_FULL.test(wording(reply));
+
 const isTemporary = (reply: SmtpReply) => reply.code >= 400 && reply.code < 500;
 const isPermanent = (reply: SmtpReply) => reply.code >= 500 && reply.code < 600;
 const enhancedIn = (reply: SmtpReply, ...prefixes: string[]) =>
@@ -55,13 +92,19 @@ export const CLASSIFICATION_RULES: readonly ClassificationRule[] = Object.freeze
     id: 'temp-greylist-text',
     description: '4xx with greylist wording',
     outcome: 'greylisted',
-    matches: (reply) => isTemporary(reply) && GREYLIST.test(reply.text),
+    matches: (reply) => isTemporary(reply) && GREYLIST.test(wording(reply)),
   },
   {
     id: 'temp-antispam-text',
     description: '4xx with block / spam / blocklist / reputation wording',
     outcome: 'antispam_system',
-    matches: (reply) => isTemporary(reply) && ANTISPAM.test(reply.text),
+    matches: (reply) => isTemporary(reply) && ANTISPAM.test(wording(reply)),
+  },
+  {
+    id: 'temp-session-limit',
+    description: '4xx about the session: too many errors / invalid recipients / connections, a rate limit',
+    outcome: 'mail_server_temporary_error',
+    matches: (reply) => isTemporary(reply) && aboutSession(reply),
   },
   {
     id: 'temp-greylist-code',
@@ -80,7 +123,14 @@ export const CLASSIFICATION_RULES: readonly ClassificationRule[] = Object.freeze
     id: 'perm-antispam-text',
     description: '5xx with block / spam / blocklist / Spamhaus / RBL / reputation wording',
     outcome: 'antispam_system',
-    matches: (reply) => isPermanent(reply) && ANTISPAM.test(reply.text),
+    matches: (reply) => isPermanent(reply) && ANTISPAM.test(wording(reply)),
+  },
+  {
+    id: 'perm-session-limit',
+    description:
+      '5xx about the session: too many errors / invalid recipients / recipients / connections, a rate limit',
+    outcome: 'mail_server_temporary_error',
+    matches: (reply) => isPermanent(reply) && aboutSession(reply),
   },
   {
     id: 'perm-refused-us',
@@ -117,25 +167,25 @@ export const CLASSIFICATION_RULES: readonly ClassificationRule[] = Object.freeze
     id: 'perm-disabled-text',
     description: '5xx with disabled / deactivated / inactive / suspended wording',
     outcome: 'mailbox_disabled',
-    matches: (reply) => isPermanent(reply) && DISABLED.test(reply.text),
+    matches: (reply) => isPermanent(reply) && DISABLED.test(wording(reply)),
   },
   {
     id: 'perm-quota-text',
     description: '5xx with quota / mailbox full / insufficient storage wording',
     outcome: 'mailbox_quota_exceeded',
-    matches: (reply) => isPermanent(reply) && QUOTA.test(reply.text),
+    matches: (reply) => isPermanent(reply) && QUOTA.test(wording(reply)),
   },
   {
     id: 'perm-not-found-text',
     description: '5xx with "user unknown" wording (no such user, mailbox unavailable, does not exist, ...)',
     outcome: 'mailbox_not_found',
-    matches: (reply) => isPermanent(reply) && NOT_FOUND.test(reply.text),
+    matches: (reply) => isPermanent(reply) && NOT_FOUND.test(wording(reply)),
   },
   {
     id: 'perm-relay-text',
     description: '5xx with relay wording (relay access denied, relaying not permitted)',
     outcome: 'antispam_system',
-    matches: (reply) => isPermanent(reply) && RELAY.test(reply.text),
+    matches: (reply) => isPermanent(reply) && RELAY.test(wording(reply)),
   },
   {
     id: 'perm-552',

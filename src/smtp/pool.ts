@@ -20,6 +20,7 @@ import pLimit from 'p-limit';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
+import { limitsSession } from './classify.js';
 import { printable } from './reply.js';
 import type { CommandOptions, PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
 import { type Queued, WaiterQueue } from './waiter-queue.js';
@@ -248,16 +249,13 @@ function positive(reply: SmtpReply): boolean {
 }
 
 /**
- * A refusal that says the session is dropped for its errors (Postfix's `421 4.7.0 Error: too many errors`, or a
- * 4xx/5xx "too many invalid recipients"), as opposed to `452 4.5.3` "too many recipients" (a full envelope).
+ * The reply that puts a mail host in backoff: a `421`, or a refusal about the session (Postfix's `421 4.7.0 Error:
+ * too many errors`, a 4xx/5xx "too many invalid recipients", "too many connections", a rate limit; see
+ * `limitsSession`), as opposed to `452 4.5.3` "too many recipients" (a full envelope).
  */
-const TOO_MANY_ERRORS =
-  /\btoo many (?:errors|(?:invalid|bad|unknown|failed|rejected) (?:recipients|rcpts?|commands|addresses))\b/i;
-
-/** The reply that puts a mail host in backoff: a `421`, or "too many errors" wording on any refusal. */
 function backoffReply(reply: SmtpReply | undefined): SmtpReply | undefined {
   if (reply === undefined || positive(reply)) return undefined;
-  return reply.code === 421 || TOO_MANY_ERRORS.test(reply.text) ? reply : undefined;
+  return reply.code === 421 || limitsSession(reply) ? reply : undefined;
 }
 
 /** `452 4.5.3` / "too many recipients": the envelope is full, not the mailbox. */

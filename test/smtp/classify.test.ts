@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { SmtpError } from '../../src/errors.js';
 import { SUB_STATUS_OF } from '../../src/result.js';
-import { CLASSIFICATION_RULES, classifyError, classifyReply, explainReply } from '../../src/smtp/classify.js';
+import {
+  CLASSIFICATION_RULES,
+  classifyError,
+  classifyReply,
+  explainReply,
+  limitsSession,
+} from '../../src/smtp/classify.js';
 import { parseReply } from '../../src/smtp/reply.js';
 import type { SmtpStage } from '../../src/smtp/types.js';
 
@@ -32,6 +38,21 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
     '421 4.7.0 [TSS04] Messages from 198.51.100.7 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes (reputation)',
     'antispam_system',
   ],
+  [
+    'temp-session-limit',
+    'rcpt',
+    '421 4.7.0 mx.example.com Error: too many errors',
+    'mail_server_temporary_error',
+  ],
+  [
+    'temp-session-limit',
+    'greeting',
+    '421 Too many concurrent SMTP connections from this IP address; please try again later.',
+    'mail_server_temporary_error',
+  ],
+  ['temp-session-limit', 'rcpt', '450 4.7.1 too many errors', 'mail_server_temporary_error'],
+  ['temp-session-limit', 'rcpt', '452 4.5.3 Too many recipients', 'mail_server_temporary_error'],
+  ['temp-antispam-text', 'greeting', '421 4.7.0 Too many connections, you are blocked', 'antispam_system'],
   ['temp-greylist-code', 'rcpt', '451 4.7.1 Please try again later', 'greylisted'],
   ['temp-greylist-code', 'rcpt', '450 4.2.0 Mailbox temporarily unavailable', 'greylisted'],
   [
@@ -63,6 +84,18 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
   ['perm-antispam-text', 'rcpt', '554 5.7.1 Your IP has a poor reputation', 'antispam_system'],
   ['perm-antispam-text', 'rcpt', '550 5.1.1 sender IP is on our blacklist', 'antispam_system'],
   ['perm-antispam-text', 'rcpt', '553 spam detected', 'antispam_system'],
+  ['perm-session-limit', 'rcpt', '550 5.7.1 too many errors', 'mail_server_temporary_error'],
+  ['perm-session-limit', 'rcpt', '550 too many errors', 'mail_server_temporary_error'],
+  ['perm-session-limit', 'rcpt', '550 5.5.1 Too many invalid recipients', 'mail_server_temporary_error'],
+  ['perm-session-limit', 'rcpt', '550 5.1.1 Too many unknown recipients', 'mail_server_temporary_error'],
+  ['perm-session-limit', 'rcpt', '552 5.5.3 Too many recipients', 'mail_server_temporary_error'],
+  [
+    'perm-session-limit',
+    'rcpt',
+    '550 5.7.1 Rate limit exceeded, try again later',
+    'mail_server_temporary_error',
+  ],
+  ['perm-session-limit', 'greeting', '554 Too many connections from your IP', 'mail_server_temporary_error'],
   ['perm-refused-us', 'greeting', '554 5.7.1 mx.example.com ESMTP not accepting messages', 'antispam_system'],
   ['perm-refused-us', 'greeting', '554 mx.example.com', 'antispam_system'],
   [
@@ -210,6 +243,66 @@ describe('classifyReply', () => {
   });
 });
 
+describe('refusals about the session, not the mailbox', () => {
+  it('are never invalid, whatever their code', () => {
+    for (const line of [
+      '550 5.1.1 too many errors',
+      '550 5.2.1 Too many errors',
+      '552 too many errors',
+      '553 too many failed recipients',
+      '550 5.1.0 Too many bad recipients, closing',
+      '554 5.7.1 too many rejected RCPTs',
+      '550 Throttled: too fast',
+    ]) {
+      const outcome = classifyReply(reply(line), 'rcpt');
+      expect(outcome, line).toBe('mail_server_temporary_error');
+      expect(limitsSession(reply(line)), line).toBe(true);
+    }
+  });
+
+  it('put a mail host in backoff, a full envelope does not', () => {
+    expect(limitsSession(reply('421 4.7.0 mx.example.com Error: too many errors'))).toBe(true);
+    expect(limitsSession(reply('452 4.5.3 Too many recipients'))).toBe(false);
+    expect(limitsSession(reply('550 5.1.1 user unknown'))).toBe(false);
+    expect(limitsSession(reply('250 2.1.5 ok, too many errors is fine'))).toBe(true); // the pool checks the code
+  });
+
+  it('are not read in the addresses a reply echoes (the recipient is ours to choose)', () => {
+    for (const [line, outcome] of [
+      ['550 5.1.1 <ratelimit@example.com>: Recipient address rejected: User unknown', 'mailbox_not_found'],
+      ['550 5.1.1 <throttle@example.com>: Recipient address rejected: User unknown', 'mailbox_not_found'],
+      ['550 <"too many errors"@example.com>: user unknown', 'mailbox_not_found'],
+      ['550 5.1.1 <spam@example.com>: Recipient address rejected: User unknown', 'mailbox_not_found'],
+      ['550 <blocked@example.com> no such user', 'mailbox_not_found'],
+      ['550 5.2.2 <full.quota@example.com> mailbox full', 'mailbox_quota_exceeded'],
+      ['550 <a@example.com> too many errors', 'mail_server_temporary_error'],
+    ] as const) {
+      expect(classifyReply(reply(line), 'rcpt'), line).toBe(outcome);
+    }
+    expect(
+      limitsSession(reply('550 5.1.1 <too.many.connections@example.com>: rate limit user unknown')),
+    ).toBe(true);
+    expect(limitsSession(reply('550 5.1.1 <rate-limit@example.com>: user unknown'))).toBe(false);
+  });
+
+  it('reads hostile replies in linear time', () => {
+    const hostile = [
+      `550 <${'@'.repeat(2000)}`,
+      `550 ${'<'.repeat(2000)}@`,
+      `550 ${'<a@b'.repeat(500)}`,
+      `550 ${'too many '.repeat(220)}`,
+    ];
+    const started = performance.now();
+    for (let round = 0; round < 20; round++) {
+      for (const line of hostile) {
+        expect(classifyReply(reply(line), 'rcpt')).not.toBe('accepted');
+        limitsSession(reply(line));
+      }
+    }
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});
+
 describe('classifyError', () => {
   it.each([
     ['connection', 'failed_smtp_connection'],
@@ -232,6 +325,8 @@ describe('classifyError', () => {
     expect(at('554 5.7.1 go away', 'greeting')).toBe('antispam_system');
     expect(at('421 4.3.2 busy', 'greeting')).toBe('mail_server_temporary_error');
     expect(at('421 4.7.0 too many recipients', 'rcpt')).toBe('mail_server_temporary_error');
+    expect(at('421 4.7.0 mx.example.com Error: too many errors', 'rcpt')).toBe('mail_server_temporary_error');
+    expect(at('550 Too many invalid recipients', 'rcpt')).toBe('mail_server_temporary_error');
     expect(at('550 5.5.2 bad helo', 'ehlo')).toBe('antispam_system');
     expect(at('250 odd', 'greeting')).toBe('smtp_protocol_error');
   });
