@@ -43,6 +43,7 @@ import type { VerificationResult } from '../result.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
 import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
+import { storeFailureOf } from './store-failure.js';
 
 /** Options of {@link bullmqRunner}. */
 export interface BullmqRunnerOptions extends FleetOptions {
@@ -713,24 +714,37 @@ class FleetJobs implements RunnerJobs {
     };
   }
 
-  /** Runs a store read; a failure is `store_error`. */
+  /** Runs a store read; a failure is `store_unavailable` (database out of reach) or `store_error`. */
   async #read<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      throw new StoreError(operation, error);
+      throw storeError(operation, error);
     }
   }
 
-  /** Runs a store write; mailvet errors (a refused check) pass through, anything else is `store_error`. */
+  /** Runs a store write; mailvet errors (a refused check) pass through, anything else as for reads. */
   async #write<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
       if (isMailvetError(error)) throw error;
-      throw new StoreError(operation, error);
+      throw storeError(operation, error);
     }
   }
+}
+
+/**
+ * The error of a failed store call: `store_unavailable` when the database is out of reach (the call may be
+ * repeated once it is back; HTTP 503), `store_error` otherwise.
+ */
+function storeError(operation: string, error: unknown): MailvetError {
+  if (storeFailureOf(error) === 'unreachable') {
+    return new MailvetError('store_unavailable', `the job store is unreachable (to ${operation})`, {
+      cause: error,
+    });
+  }
+  return new StoreError(operation, error);
 }
 
 /** True when `promise` resolves within `timeoutMs`. */

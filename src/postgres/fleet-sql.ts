@@ -25,10 +25,11 @@ export type FleetOperations = Pick<
 >;
 
 /**
- * The fleet statements on schema `s` of `driver`; with `asyncCommit` results are committed without waiting for
- * the disk (a server only, as for the durable store).
+ * The fleet statements on schema `s` of `driver`. A worker's commit waits for the disk (synchronous commit, unlike
+ * the durable store's result batches): the chunk is acknowledged on the queue right after it, so a commit that a
+ * database crash could still lose would be a chunk that nobody verifies again.
  */
-export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boolean): FleetOperations {
+export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
   async function lock(client: SqlClient, id: string): Promise<JobRecord | undefined> {
     const rows = await client.query(`SELECT * FROM ${s}.jobs WHERE id = $1 AND fleet FOR UPDATE`, [id]);
     return rows.length === 0 ? undefined : recordOfRow(rows[0]!);
@@ -180,8 +181,6 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
     async fleetCommit(id, positions, results, retries, now) {
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
       return driver.transaction(async (client) => {
-        // A result can be redone (a position without one is verified again): no need to wait for the disk.
-        if (asyncCommit) await client.query('SET LOCAL synchronous_commit = off');
         const before = await lock(client, id);
         if (before === undefined || before.status === 'failed') return undefined;
         const counts: Record<Status, number> = { ...before.counts };
