@@ -9,6 +9,7 @@ import type {
   BulkJobManagerApi,
   Clock,
   DurableJobStore,
+  JobError,
   JobRecord,
   JobStore,
   StoredRetry,
@@ -165,6 +166,13 @@ export interface FleetJobStore extends DurableJobStore {
   fleetWaiting(id: string): Promise<{ count: number; nextDueAt: number | null }>;
   /** Retries of `processing` fleet jobs due before `before` (ms since the epoch), at most `limit`. */
   fleetOverdue(before: number, limit: number): Promise<OverdueRetry[]>;
+  /**
+   * Fails fleet job `id` with `error`, under its row lock, if it is `queued` or `processing`: positions waiting
+   * for a greylisting retry get their last greylisted result as final (as the in-process runner does), and the job
+   * becomes `failed` at `now`. Returns the failed job for the one call that failed it, `undefined` otherwise (the
+   * job is missing, finished, or failed already).
+   */
+  fleetFail(id: string, error: JobError, now: number): Promise<JobRecord | undefined>;
 }
 
 /** True when `store` can serve a worker fleet. */

@@ -62,6 +62,12 @@ export interface BullmqRunnerOptions extends FleetOptions {
   readonly retryFallbackMs?: number;
   /** Longest wait of a stream for an event before it looks at the store again, in milliseconds. @default 1000 */
   readonly pollMs?: number;
+  /**
+   * Runs of a chunk that fails with an error that is not the database being out of reach (the database refuses
+   * its results, the worker's verifier is disposed), 1-50, with exponential backoff from 1 s between them: when
+   * the last one fails, the job becomes `failed`. @default 5
+   */
+  readonly chunkAttempts?: number;
 }
 
 /** The defaults of {@link BullmqRunnerOptions}. */
@@ -70,6 +76,7 @@ export const RUNNER_DEFAULTS = Object.freeze({
   reconcileMs: 5000,
   retryFallbackMs: 60_000,
   pollMs: 1000,
+  chunkAttempts: 5,
 });
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -83,11 +90,10 @@ const SWEEP_EVERY_MAX_MS = 3_600_000;
 /** Collects progress events of a job for this long before reading it once. */
 const PROGRESS_COALESCE_MS = 100;
 
-/** How a chunk job is kept on the queue. */
+/** How a chunk job is kept on the queue (`attempts` is the runner's `chunkAttempts`). */
 const CHUNK_OPTIONS: JobsOptions = {
   removeOnComplete: true,
   removeOnFail: { age: 86_400 },
-  attempts: 20,
   backoff: { type: 'exponential', delay: 1000 },
 };
 
@@ -121,6 +127,7 @@ export function bullmqRunner(options: BullmqRunnerOptions): JobRunner {
       86_400_000,
     ),
     pollMs: int(options.pollMs, 'pollMs', RUNNER_DEFAULTS.pollMs, 10, 60_000),
+    chunkAttempts: int(options.chunkAttempts, 'chunkAttempts', RUNNER_DEFAULTS.chunkAttempts, 1, 50),
   };
   return {
     name: 'bullmq',
@@ -514,7 +521,12 @@ class FleetJobs implements RunnerJobs {
         chunks.map((data, k) => ({
           name: 'chunk',
           data,
-          opts: { ...CHUNK_OPTIONS, jobId: idOf(k), ...(delay > 0 ? { delay } : {}) },
+          opts: {
+            ...CHUNK_OPTIONS,
+            attempts: this.#settings.chunkAttempts,
+            jobId: idOf(k),
+            ...(delay > 0 ? { delay } : {}),
+          },
         })),
       );
     } catch (error) {
@@ -612,6 +624,11 @@ class FleetJobs implements RunnerJobs {
   }
 
   #heard(event: FleetEvent): void {
+    if (event.event === 'failed') {
+      this.#progressed.delete(event.id);
+      void this.#tell(event.id, ['failed']);
+      return;
+    }
     if (event.event === 'complete') {
       this.#progressed.delete(event.id);
       void this.#tell(event.id, ['progress', 'complete']);

@@ -22,6 +22,7 @@ export type FleetOperations = Pick<
   | 'fleetCommit'
   | 'fleetOverdue'
   | 'fleetWaiting'
+  | 'fleetFail'
 >;
 
 /**
@@ -228,6 +229,32 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
           ...(completed ? { status: 'complete' as const, completedAt: now } : {}),
         });
         return { record, written, completed };
+      });
+    },
+
+    async fleetFail(id, error, now) {
+      return driver.transaction(async (client) => {
+        const before = await lock(client, id);
+        if (before === undefined || (before.status !== 'queued' && before.status !== 'processing')) {
+          return undefined;
+        }
+        const counts: Record<Status, number> = { ...before.counts };
+        for (const status of STATUSES) counts[status] ??= 0;
+        // A position waiting for a greylisting retry keeps its last greylisted result, as a final one.
+        const kept = await client.query(
+          `INSERT INTO ${s}.results (job_id, position, status, result)
+           SELECT job_id, position, result::json->>'status', result FROM ${s}.retries WHERE job_id = $1
+           ON CONFLICT DO NOTHING RETURNING status`,
+          [id],
+        );
+        for (const row of kept) counts[row.status as Status]++;
+        await client.query(`DELETE FROM ${s}.retries WHERE job_id = $1`, [id]);
+        const rows = await client.query(
+          `UPDATE ${s}.jobs SET status = 'failed', error = $2::jsonb, completed = $3, counts = $4::jsonb,
+             completed_at = $5 WHERE id = $1 RETURNING *`,
+          [id, JSON.stringify(error), before.completed + kept.length, JSON.stringify(counts), now],
+        );
+        return recordOfRow(rows[0]!);
       });
     },
 
