@@ -41,7 +41,8 @@ import type {
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
-import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import { forgetJobChunks } from './cleanup.js';
+import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
 import { storeFailureOf } from './store-failure.js';
 
@@ -147,6 +148,7 @@ type Settings = Readonly<Record<keyof typeof RUNNER_DEFAULTS, number>>;
 
 /** Connections of an open API node. */
 interface Open {
+  readonly bullmq: BullMq;
   readonly queue: Queue;
   readonly client: Redis;
   readonly subscriber: Redis;
@@ -211,7 +213,7 @@ class FleetJobs implements RunnerJobs {
       const event = parseEvent(message);
       if (event !== undefined) this.#heard(event);
     });
-    const open = { queue, client, subscriber };
+    const open = { bullmq, queue, client, subscriber };
     await this.#reconcile(open);
     return open;
   }
@@ -355,11 +357,19 @@ class FleetJobs implements RunnerJobs {
   }
 
   async delete(id: string, access?: JobAccess): Promise<void> {
-    await this.#ready();
+    const open = await this.#ready();
     await this.#find(id, access);
-    // Chunks still queued find no job and are dropped by the workers.
     await this.#write('delete the job', () => this.#store.deleteJob(id));
     this.#wake(id);
+    await this.#forget(open, id);
+  }
+
+  /**
+   * Removes the chunks of deleted job `id` from the queues; if Redis refuses, those chunks find no job when a
+   * worker takes them and are dropped then.
+   */
+  async #forget(open: Open, id: string): Promise<void> {
+    await forgetJobChunks(open.bullmq, open.client, this.#keys, id).catch(() => {});
   }
 
   // --- reads ---
@@ -602,6 +612,7 @@ class FleetJobs implements RunnerJobs {
 
   /** Forgets finished jobs older than the retention. */
   async #sweep(): Promise<void> {
+    const open = await this.#open;
     const before = this.#context.clock.now() - this.#context.retentionMs;
     for (const record of await this.#store.listJobs()) {
       if (
@@ -610,6 +621,7 @@ class FleetJobs implements RunnerJobs {
         (record.status === 'complete' || record.status === 'failed')
       ) {
         await this.#store.deleteJob(record.id);
+        await this.#forget(open, record.id);
       }
     }
   }

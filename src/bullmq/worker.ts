@@ -16,7 +16,8 @@ import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type ChunkData, isChunkData } from './chunks.js';
-import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import { forgetJobChunks } from './cleanup.js';
+import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { type FleetEvent, publish } from './events.js';
 import { storeFailureOf } from './store-failure.js';
 
@@ -150,7 +151,17 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
   const retryQueueName = keys.retryQueue(id);
   const retries: Queue = new bullmq.Queue(retryQueueName, { connection: keys.redis, prefix: keys.prefix });
   retries.on('error', onError);
-  const run = new ChunkRun(options.store, verifier, perChunk, timeoutMs, keys, client, retries, onError);
+  const run = new ChunkRun(
+    options.store,
+    verifier,
+    perChunk,
+    timeoutMs,
+    keys,
+    client,
+    retries,
+    bullmq,
+    onError,
+  );
   const settings = {
     connection: keys.redis,
     prefix: keys.prefix,
@@ -227,6 +238,7 @@ class ChunkRun {
     private readonly keys: FleetKeys,
     private readonly client: Redis,
     private readonly retries: Queue,
+    private readonly bullmq: BullMq,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -282,8 +294,9 @@ class ChunkRun {
       const failed = await this.persist(() =>
         this.store.fleetFail(id, { code: error.code, message: error.message }, Date.now()),
       );
-      if (failed !== undefined)
-        await publish(this.client, this.keys.events, { event: 'failed', id }).catch(this.onError);
+      if (failed === undefined) return;
+      await publish(this.client, this.keys.events, { event: 'failed', id }).catch(this.onError);
+      await forgetJobChunks(this.bullmq, this.client, this.keys, id).catch(this.onError);
     }
   }
 
@@ -334,6 +347,11 @@ class ChunkRun {
     if (committed.written > 0) events.push({ event: 'progress', id: data.job });
     if (committed.completed) events.push({ event: 'complete', id: data.job });
     for (const event of events) await publish(this.client, this.keys.events, event).catch(this.onError);
+    if (committed.completed) {
+      // The job's other chunks (duplicates, retries of a worker that is gone) are of no use now.
+      const total = committed.record.total;
+      await forgetJobChunks(this.bullmq, this.client, this.keys, data.job, total).catch(this.onError);
+    }
   }
 
   /** Verifies the positions `todo` (indices into the chunk), each distinct address once, `perChunk` at a time. */
