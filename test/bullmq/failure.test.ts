@@ -5,14 +5,16 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { zeroCounts } from '../../src/bulk/job.js';
 import { BulkJobManager } from '../../src/bulk/manager.js';
-import type { Job } from '../../src/bulk/types.js';
+import type { Job, JobRecord } from '../../src/bulk/types.js';
 import { bullmqRunner } from '../../src/bullmq/runner.js';
 import { createWorker, type FleetWorker } from '../../src/bullmq/worker.js';
 import { nodeResolver } from '../../src/dns/node.js';
 import { isMailvetError } from '../../src/errors.js';
 import { postgresStore } from '../../src/postgres/pg.js';
-import type { VerificationResult } from '../../src/result.js';
+import { type VerificationResult, verdictOf } from '../../src/result.js';
+import { verdictOnlyResult } from '../../src/score.js';
 import { createVerifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
@@ -147,4 +149,52 @@ describe.skipIf(!enabled)('fleet jobs that fail', () => {
       await dropPostgresSchema(schema);
     }
   }, 60_000);
+
+  it('fails a job in the database once, keeping the last greylisted result of each waiting position', async () => {
+    const schema = testSchema();
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    try {
+      const record: JobRecord = {
+        id: 'job-1',
+        owner: null,
+        name: null,
+        status: 'processing',
+        total: 3,
+        completed: 0,
+        counts: zeroCounts(),
+        createdAt: 1000,
+        startedAt: 1000,
+        completedAt: null,
+        error: null,
+        greylistDelaysMs: [60_000],
+        armed: true,
+      };
+      await store.fleetCreate(record, ['a@x.test', 'b@x.test', 'c@x.test'], () => {});
+      const missing = verdictOnlyResult('a@x.test', verdictOf('mailbox_not_found'));
+      const grey = verdictOnlyResult('b@x.test', verdictOf('greylisted'));
+      await store.fleetCommit(
+        'job-1',
+        [0],
+        [missing],
+        [{ position: 1, attempt: 1, dueAt: 70_000, result: grey }],
+        2000,
+      );
+      expect(await store.fleetWaiting('job-1')).toEqual({ count: 1, nextDueAt: 70_000 });
+      const error = { code: 'store_error', message: 'refused' } as const;
+      const failed = await store.fleetFail('job-1', error, 3000);
+      expect(failed).toMatchObject({ status: 'failed', completed: 2, completedAt: 3000, error });
+      expect(failed!.counts).toEqual({ ...zeroCounts(), invalid: 1, unknown: 1 });
+      expect(await store.getResults('job-1', 0, 3)).toEqual([missing, grey, undefined]);
+      expect(await store.fleetWaiting('job-1')).toEqual({ count: 0, nextDueAt: null });
+      // Decided once: a second failure, or a later commit, changes nothing.
+      expect(await store.fleetFail('job-1', { code: 'disposed', message: 'again' }, 4000)).toBeUndefined();
+      const late = verdictOnlyResult('c@x.test', verdictOf('mailbox_not_found'));
+      expect(await store.fleetCommit('job-1', [2], [late], [], 5000)).toBeUndefined();
+      expect(await store.getJob('job-1')).toMatchObject({ status: 'failed', completed: 2, error });
+      expect(await store.fleetFail('nope', error, 1)).toBeUndefined();
+    } finally {
+      await store.close?.();
+      await dropPostgresSchema(schema);
+    }
+  });
 });

@@ -3,6 +3,8 @@
  * same port and data): the worker waits without acknowledging a chunk it could not store, the API node answers
  * 503 `service_unavailable`, and once the server is back the job completes with one result per position.
  */
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
@@ -15,6 +17,7 @@ import { postgresStore } from '../../src/postgres/pg.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { BIN } from '../support/mailvet-bin.js';
 import {
   HAS_POSTGRES_BINARIES,
   type PrivatePostgres,
@@ -188,4 +191,90 @@ describe.skipIf(!enabled)('PostgreSQL unreachable under a fleet job', () => {
       await deletePrefix(prefix);
     }
   }, 120_000);
+
+  it('mailvet serve --redis --store answers 503 while PostgreSQL is down, without exiting, and recovers', async () => {
+    const prefix = testPrefix();
+    const store = new URL(server.url);
+    store.searchParams.set('schema', 'mv_outage_serve');
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'serve',
+        '--port',
+        '0',
+        '--no-console',
+        '--store',
+        store.toString(),
+        '--redis',
+        REDIS_URL!,
+        '--prefix',
+        prefix,
+      ],
+      { env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const request = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', connection: 'close' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(10_000), // a hang fails the test
+      });
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: await response.json(),
+      };
+    };
+    let base = '';
+    try {
+      for (let i = 0; i < 1500 && base === ''; i++) {
+        base = /listening on (http:\/\/\S+?)\/?\s/.exec(output)?.[1] ?? '';
+        if (child.exitCode !== null) throw new Error(`mailvet serve exited:\n${output}`);
+        if (base === '') await sleep(20);
+      }
+      expect(base).not.toBe('');
+      const created = await request('POST', '/v1/bulk', { emails: ['a@d0.outage.test', 'b@d1.outage.test'] });
+      expect(created.status).toBe(201); // no worker runs: the job stays processing
+      const id = created.body.id as string;
+      await server.crash();
+      for (const [method, path] of [
+        ['GET', `/v1/bulk/${id}`],
+        ['GET', '/v1/bulk'],
+        ['POST', `/v1/bulk/${id}/start`],
+      ] as const) {
+        expect(await request(method, path)).toMatchObject({
+          status: 503,
+          retryAfter: '5',
+          body: {
+            error: { code: 'service_unavailable', message: 'the job store does not answer; retry later' },
+          },
+        });
+      }
+      expect((await request('POST', '/v1/bulk', { emails: ['c@d2.outage.test'] })).status).toBe(503);
+      expect((await request('GET', '/healthz')).status).toBe(503);
+      expect(child.exitCode).toBeNull();
+      await server.start();
+      await expect.poll(async () => (await request('GET', '/healthz')).status, { timeout: 20_000 }).toBe(200);
+      expect(await request('GET', `/v1/bulk/${id}`)).toMatchObject({
+        status: 200,
+        body: { id, status: 'processing', total: 2 },
+      });
+    } finally {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await Promise.race([exited, sleep(10_000)]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      await deletePrefix(prefix);
+    }
+  }, 90_000);
 });
