@@ -5,6 +5,8 @@
  * @module
  */
 import type { VerificationResult } from '../result.js';
+import type { WebhookEventType } from '../webhooks/log.js';
+import type { SharedWebhook, WebhookShare } from '../webhooks/share.js';
 import type {
   BulkJobManagerApi,
   Clock,
@@ -54,6 +56,8 @@ export interface RunnerJobs extends BulkJobManagerApi {
   storeHealth(timeoutMs?: number): Promise<StoreHealth>;
   /** The fleet's state for `GET /healthz`. */
   fleetHealth(timeoutMs?: number): Promise<FleetHealth>;
+  /** How the webhook notifiers of the API nodes share jobs' webhooks (see `WebhookNotifierOptions.share`). */
+  webhookShare?(): WebhookShare;
 }
 
 /**
@@ -173,6 +177,13 @@ export interface FleetJobStore extends DurableJobStore {
    * job is missing, finished, or failed already).
    */
   fleetFail(id: string, error: JobError, now: number): Promise<JobRecord | undefined>;
+  /** Keeps the webhook of fleet job `id` with the job (for every API node). */
+  fleetSetWebhook(
+    id: string,
+    webhook: { readonly url: string; readonly events: readonly WebhookEventType[] },
+  ): Promise<void>;
+  /** The webhook of fleet job `id` with its owner, if the job exists and has one. */
+  fleetWebhook(id: string): Promise<SharedWebhook | undefined>;
 }
 
 /** True when `store` can serve a worker fleet. */

@@ -40,6 +40,7 @@ import type {
 } from '../bulk/types.js';
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
+import type { WebhookShare } from '../webhooks/share.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
 import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
@@ -88,6 +89,10 @@ const REBUILD_WINDOW = 32_768;
 const OVERDUE_BATCH = 1000;
 /** Longest pause between two retention sweeps. */
 const SWEEP_EVERY_MAX_MS = 3_600_000;
+/** How long a webhook claim is kept (past it, a late event of the job would be delivered again). */
+const CLAIM_MS = 7 * 86_400_000;
+/** The events whose delivery API nodes claim (see `WebhookShare.claim`). */
+const WEBHOOK_FINAL_EVENTS = ['bulk.completed', 'bulk.failed'] as const;
 /** Collects progress events of a job for this long before reading it once. */
 const PROGRESS_COALESCE_MS = 100;
 
@@ -261,6 +266,18 @@ class FleetJobs implements RunnerJobs {
     return { queue: up ? 'up' : 'down', workers: up ? await counted : 0 };
   }
 
+  webhookShare(): WebhookShare {
+    return {
+      save: (id, webhook) => this.#write('save the webhook', () => this.#store.fleetSetWebhook(id, webhook)),
+      load: (id) => this.#read('read the webhook', () => this.#store.fleetWebhook(id)),
+      claim: async (key) => {
+        const open = await this.#ready();
+        const claimed = await open.client.set(`${this.#keys.webhookClaims}${key}`, '1', 'PX', CLAIM_MS, 'NX');
+        return claimed === 'OK';
+      },
+    };
+  }
+
   // --- writes ---
 
   async create(input?: CreateJobInput): Promise<Job> {
@@ -370,6 +387,8 @@ class FleetJobs implements RunnerJobs {
    */
   async #forget(open: Open, id: string): Promise<void> {
     await forgetJobChunks(open.bullmq, open.client, this.#keys, id).catch(() => {});
+    const claims = WEBHOOK_FINAL_EVENTS.map((event) => `${this.#keys.webhookClaims}${id}:${event}`);
+    await open.client.del(...claims).catch(() => {});
   }
 
   // --- reads ---

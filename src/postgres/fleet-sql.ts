@@ -6,6 +6,7 @@
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
 import { STATUSES, type Status } from '../result.js';
+import type { WebhookEventType } from '../webhooks/log.js';
 import type { SqlClient, SqlDriver } from './driver.js';
 import { INPUT_CHUNK, num, numOrNull, recordOfRow, texts } from './rows.js';
 
@@ -23,6 +24,8 @@ export type FleetOperations = Pick<
   | 'fleetOverdue'
   | 'fleetWaiting'
   | 'fleetFail'
+  | 'fleetSetWebhook'
+  | 'fleetWebhook'
 >;
 
 /**
@@ -256,6 +259,24 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
         );
         return recordOfRow(rows[0]!);
       });
+    },
+
+    async fleetSetWebhook(id, webhook) {
+      await driver.query(`UPDATE ${s}.jobs SET webhook = $2::jsonb WHERE id = $1 AND fleet`, [
+        id,
+        JSON.stringify({ url: webhook.url, events: webhook.events }),
+      ]);
+    },
+
+    async fleetWebhook(id) {
+      const rows = await driver.query(
+        `SELECT owner, webhook::text AS webhook FROM ${s}.jobs WHERE id = $1 AND webhook IS NOT NULL`,
+        [id],
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const webhook = JSON.parse(row.webhook as string) as { url: string; events: WebhookEventType[] };
+      return { url: webhook.url, events: webhook.events, owner: (row.owner as string | null) ?? null };
     },
 
     async fleetWaiting(id) {

@@ -70,6 +70,8 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE {s}.jobs ADD COLUMN fleet boolean NOT NULL DEFAULT false;
    ALTER TABLE {s}.inputs ADD COLUMN queued boolean NOT NULL DEFAULT true;
    CREATE INDEX inputs_unqueued ON {s}.inputs (job_id, first) WHERE NOT queued;`,
+  // 3: the webhook ({ url, events }) of a fleet job, so that any API node can deliver its events.
+  `ALTER TABLE {s}.jobs ADD COLUMN webhook jsonb;`,
 ];
 
 /** The schema version this code writes. */

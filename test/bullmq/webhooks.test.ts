@@ -4,6 +4,7 @@
  * heard by both nodes; the receiver gets one delivery sequence (a failed attempt, then its retry with the same
  * `webhook-id`), each signed with the key's secret.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { bullmqRunner } from '../../src/bullmq/runner.js';
@@ -36,7 +37,8 @@ async function call(handler: Handler, method: string, path: string, body?: unkno
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     }),
   );
-  return { status: response.status, body: await response.json() };
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
 describe.skipIf(!enabled)('job webhooks on a fleet', () => {
@@ -95,8 +97,83 @@ describe.skipIf(!enabled)('job webhooks on a fleet', () => {
         type: 'bulk.completed',
         data: { id, status: 'complete', completed: 50 },
       });
-      const log = await call(handlers[0]!, 'GET', `/v1/bulk/${id}/webhooks`);
-      expect(log.body.deliveries.map((d: { state: string }) => d.state)).toEqual(['retrying', 'delivered']);
+      // The node that claimed the event logged both attempts; the other none.
+      const logs = await Promise.all(
+        handlers.map(
+          async (handler) => (await call(handler, 'GET', `/v1/bulk/${id}/webhooks`)).body.deliveries,
+        ),
+      );
+      const states = logs.map((log: { state: string }[]) => log.map((d) => d.state).join(','));
+      expect(states.sort()).toEqual(['', 'retrying,delivered']);
+    } finally {
+      await worker?.close();
+      for (const handler of handlers) await handler.close();
+      for (const jobs of managers) await jobs.close();
+      await stores[2]!.close?.();
+      await v.dispose();
+      await hook.close();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 60_000);
+
+  it('delivers the event from another API node when the one that created the job is gone', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const hook = await receiver(SECRET, (_request, response) => {
+      response.statusCode = 204;
+      response.end();
+    });
+    const stores = await Promise.all(
+      [0, 1, 2].map(() => postgresStore({ connectionString: POSTGRES_URL!, schema })),
+    );
+    const managers = [0, 1].map(
+      (i) =>
+        new BulkJobManager({ store: stores[i]!, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) }),
+    );
+    const handlers = managers.map((jobs) =>
+      createHandler({
+        jobs,
+        apiKeys: [KEY],
+        console: false,
+        webhooks: {
+          keys: { [KEY]: { secrets: [SECRET] } },
+          allowHttpWebhooks: true,
+          allowAddresses: ['127.0.0.0/8'],
+        },
+      }),
+    );
+    const v = createVerifier({ resolver: nodeResolver({ servers: [dns.address] }), allowTlds: ['test'] });
+    let worker: FleetWorker | undefined;
+    try {
+      for (const jobs of managers) await jobs.opened();
+      const created = await call(handlers[0]!, 'POST', '/v1/bulk', {
+        emails: ['a@d0.hook.test', 'b@d1.hook.test'],
+        webhook: { url: `http://127.0.0.1:${hook.port}/hook` },
+      });
+      expect(created.status).toBe(201);
+      const id = created.body.id as string;
+      await handlers[0]!.close();
+      await managers[0]!.close(); // the creating node is gone before the job completes
+      worker = await createWorker({ connection: REDIS_URL!, prefix, store: stores[2]!, verifier: v });
+      await expect.poll(() => hook.received.length, { timeout: 30_000 }).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(hook.received).toHaveLength(1);
+      expect(hook.received[0]!.verified).toBe(true);
+      expect(JSON.parse(hook.received[0]!.body)).toMatchObject({
+        type: 'bulk.completed',
+        data: { id, status: 'complete', completed: 2 },
+      });
+      const log = await call(handlers[1]!, 'GET', `/v1/bulk/${id}/webhooks`);
+      expect(log.body.deliveries.map((d: { state: string }) => d.state)).toEqual(['delivered']);
+      // Deleting the job leaves no key of its own (its claim included).
+      expect((await call(handlers[1]!, 'DELETE', `/v1/bulk/${id}`)).status).toBe(204);
+      const redis = new Redis(REDIS_URL!);
+      try {
+        await expect.poll(() => redis.keys(`${prefix}:*${id}*`)).toEqual([]);
+      } finally {
+        redis.disconnect();
+      }
     } finally {
       await worker?.close();
       for (const handler of handlers) await handler.close();
