@@ -7,6 +7,7 @@ import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { createWebhookNotifier, type PreparedWebhook, type WebhookNotifier } from '../webhooks/notifier.js';
+import type { WebhookShare } from '../webhooks/share.js';
 import { Deque } from './deque.js';
 import {
   JobFailedError,
@@ -207,6 +208,14 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   async fleetHealth(timeoutMs = 2000): Promise<FleetHealth | undefined> {
     return this.#runner?.fleetHealth(timeoutMs);
+  }
+
+  /**
+   * How the webhook notifiers of a fleet's API nodes share jobs' webhooks (the HTTP adapter passes it to its
+   * notifier); `undefined` without a runner that shares them.
+   */
+  webhookShare(): WebhookShare | undefined {
+    return this.#runner?.webhookShare?.();
   }
 
   /**

@@ -5,10 +5,13 @@
  * @module
  */
 import type { VerificationResult } from '../result.js';
+import type { WebhookEventType } from '../webhooks/log.js';
+import type { SharedWebhook, WebhookShare } from '../webhooks/share.js';
 import type {
   BulkJobManagerApi,
   Clock,
   DurableJobStore,
+  JobError,
   JobRecord,
   JobSource,
   JobStore,
@@ -54,6 +57,8 @@ export interface RunnerJobs extends BulkJobManagerApi {
   storeHealth(timeoutMs?: number): Promise<StoreHealth>;
   /** The fleet's state for `GET /healthz`. */
   fleetHealth(timeoutMs?: number): Promise<FleetHealth>;
+  /** How the webhook notifiers of the API nodes share jobs' webhooks (see `WebhookNotifierOptions.share`). */
+  webhookShare?(): WebhookShare;
 }
 
 /**
@@ -174,6 +179,20 @@ export interface FleetJobStore extends DurableJobStore {
   fleetWaiting(id: string): Promise<{ count: number; nextDueAt: number | null }>;
   /** Retries of `processing` fleet jobs due before `before` (ms since the epoch), at most `limit`. */
   fleetOverdue(before: number, limit: number): Promise<OverdueRetry[]>;
+  /**
+   * Fails fleet job `id` with `error`, under its row lock, if it is `queued` or `processing`: positions waiting
+   * for a greylisting retry get their last greylisted result as final (as the in-process runner does), and the job
+   * becomes `failed` at `now`. Returns the failed job for the one call that failed it, `undefined` otherwise (the
+   * job is missing, finished, or failed already).
+   */
+  fleetFail(id: string, error: JobError, now: number): Promise<JobRecord | undefined>;
+  /** Keeps the webhook of fleet job `id` with the job (for every API node). */
+  fleetSetWebhook(
+    id: string,
+    webhook: { readonly url: string; readonly events: readonly WebhookEventType[] },
+  ): Promise<void>;
+  /** The webhook of fleet job `id` with its owner, if the job exists and has one. */
+  fleetWebhook(id: string): Promise<SharedWebhook | undefined>;
 }
 
 /** True when `store` can serve a worker fleet. */

@@ -37,6 +37,8 @@ export interface FleetKeys {
   readonly marker: string;
   /** Key prefix of workers' heartbeats (`<workers><worker id>`, with a TTL). */
   readonly workers: string;
+  /** Key prefix of webhook claims (`<webhookClaims><job id>:<event>`: the API node that delivers it). */
+  readonly webhookClaims: string;
   /** The queue of greylisting retries of one worker (only that worker takes from it). */
   retryQueue(workerId: string): string;
 }
@@ -56,6 +58,7 @@ export function fleetKeys(options: FleetOptions): FleetKeys {
     events: `${prefix}:fleet:events`,
     marker: `${prefix}:fleet:marker`,
     workers: `${prefix}:fleet:workers:`,
+    webhookClaims: `${prefix}:fleet:webhook:`,
     retryQueue: (workerId) => `verify-retry-${workerId}`,
   };
 }

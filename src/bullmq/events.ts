@@ -4,9 +4,9 @@
  */
 import type { Redis } from 'ioredis';
 
-/** An event of a fleet job: the job moved (`progress`) or the database decided it is `complete`. */
+/** An event of a fleet job: the job moved (`progress`) or the database decided it is `complete` or `failed`. */
 export interface FleetEvent {
-  readonly event: 'progress' | 'complete';
+  readonly event: 'progress' | 'complete' | 'failed';
   /** The job id. */
   readonly id: string;
 }
@@ -20,7 +20,10 @@ export async function publish(client: Redis, channel: string, event: FleetEvent)
 export function parseEvent(message: string): FleetEvent | undefined {
   try {
     const value = JSON.parse(message) as Partial<FleetEvent>;
-    if ((value.event === 'progress' || value.event === 'complete') && typeof value.id === 'string') {
+    if (
+      (value.event === 'progress' || value.event === 'complete' || value.event === 'failed') &&
+      typeof value.id === 'string'
+    ) {
       return { event: value.event, id: value.id };
     }
   } catch {

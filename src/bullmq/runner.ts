@@ -43,9 +43,12 @@ import type {
 } from '../bulk/types.js';
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
+import type { WebhookShare } from '../webhooks/share.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
-import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import { forgetJobChunks } from './cleanup.js';
+import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
+import { storeFailureOf } from './store-failure.js';
 
 /** Options of {@link bullmqRunner}. */
 export interface BullmqRunnerOptions extends FleetOptions {
@@ -64,6 +67,12 @@ export interface BullmqRunnerOptions extends FleetOptions {
   readonly retryFallbackMs?: number;
   /** Longest wait of a stream for an event before it looks at the store again, in milliseconds. @default 1000 */
   readonly pollMs?: number;
+  /**
+   * Runs of a chunk that fails with an error that is not the database being out of reach (the database refuses
+   * its results, the worker's verifier is disposed), 1-50, with exponential backoff from 1 s between them: when
+   * the last one fails, the job becomes `failed`. @default 5
+   */
+  readonly chunkAttempts?: number;
 }
 
 /** The defaults of {@link BullmqRunnerOptions}. */
@@ -72,6 +81,7 @@ export const RUNNER_DEFAULTS = Object.freeze({
   reconcileMs: 5000,
   retryFallbackMs: 60_000,
   pollMs: 1000,
+  chunkAttempts: 5,
 });
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -82,14 +92,17 @@ const REBUILD_WINDOW = 32_768;
 const OVERDUE_BATCH = 1000;
 /** Longest pause between two retention sweeps. */
 const SWEEP_EVERY_MAX_MS = 3_600_000;
+/** How long a webhook claim is kept (past it, a late event of the job would be delivered again). */
+const CLAIM_MS = 7 * 86_400_000;
+/** The events whose delivery API nodes claim (see `WebhookShare.claim`). */
+const WEBHOOK_FINAL_EVENTS = ['bulk.completed', 'bulk.failed'] as const;
 /** Collects progress events of a job for this long before reading it once. */
 const PROGRESS_COALESCE_MS = 100;
 
-/** How a chunk job is kept on the queue. */
+/** How a chunk job is kept on the queue (`attempts` is the runner's `chunkAttempts`). */
 const CHUNK_OPTIONS: JobsOptions = {
   removeOnComplete: true,
   removeOnFail: { age: 86_400 },
-  attempts: 20,
   backoff: { type: 'exponential', delay: 1000 },
 };
 
@@ -123,6 +136,7 @@ export function bullmqRunner(options: BullmqRunnerOptions): JobRunner {
       86_400_000,
     ),
     pollMs: int(options.pollMs, 'pollMs', RUNNER_DEFAULTS.pollMs, 10, 60_000),
+    chunkAttempts: int(options.chunkAttempts, 'chunkAttempts', RUNNER_DEFAULTS.chunkAttempts, 1, 50),
   };
   return {
     name: 'bullmq',
@@ -142,6 +156,7 @@ type Settings = Readonly<Record<keyof typeof RUNNER_DEFAULTS, number>>;
 
 /** Connections of an open API node. */
 interface Open {
+  readonly bullmq: BullMq;
   readonly queue: Queue;
   readonly client: Redis;
   readonly subscriber: Redis;
@@ -206,7 +221,7 @@ class FleetJobs implements RunnerJobs {
       const event = parseEvent(message);
       if (event !== undefined) this.#heard(event);
     });
-    const open = { queue, client, subscriber };
+    const open = { bullmq, queue, client, subscriber };
     await this.#reconcile(open);
     return open;
   }
@@ -252,6 +267,18 @@ class FleetJobs implements RunnerJobs {
     const counted = count();
     const up = await within(counted, timeoutMs);
     return { queue: up ? 'up' : 'down', workers: up ? await counted : 0 };
+  }
+
+  webhookShare(): WebhookShare {
+    return {
+      save: (id, webhook) => this.#write('save the webhook', () => this.#store.fleetSetWebhook(id, webhook)),
+      load: (id) => this.#read('read the webhook', () => this.#store.fleetWebhook(id)),
+      claim: async (key) => {
+        const open = await this.#ready();
+        const claimed = await open.client.set(`${this.#keys.webhookClaims}${key}`, '1', 'PX', CLAIM_MS, 'NX');
+        return claimed === 'OK';
+      },
+    };
   }
 
   // --- writes ---
@@ -370,11 +397,21 @@ class FleetJobs implements RunnerJobs {
   }
 
   async delete(id: string, access?: JobAccess): Promise<void> {
-    await this.#ready();
+    const open = await this.#ready();
     await this.#find(id, access);
-    // Chunks still queued find no job and are dropped by the workers.
     await this.#write('delete the job', () => this.#store.deleteJob(id));
     this.#wake(id);
+    await this.#forget(open, id);
+  }
+
+  /**
+   * Removes the chunks of deleted job `id` from the queues; if Redis refuses, those chunks find no job when a
+   * worker takes them and are dropped then.
+   */
+  async #forget(open: Open, id: string): Promise<void> {
+    await forgetJobChunks(open.bullmq, open.client, this.#keys, id).catch(() => {});
+    const claims = WEBHOOK_FINAL_EVENTS.map((event) => `${this.#keys.webhookClaims}${id}:${event}`);
+    await open.client.del(...claims).catch(() => {});
   }
 
   // --- reads ---
@@ -559,7 +596,12 @@ class FleetJobs implements RunnerJobs {
         chunks.map((data, k) => ({
           name: 'chunk',
           data,
-          opts: { ...CHUNK_OPTIONS, jobId: idOf(k), ...(delay > 0 ? { delay } : {}) },
+          opts: {
+            ...CHUNK_OPTIONS,
+            attempts: this.#settings.chunkAttempts,
+            jobId: idOf(k),
+            ...(delay > 0 ? { delay } : {}),
+          },
         })),
       );
     } catch (error) {
@@ -635,6 +677,7 @@ class FleetJobs implements RunnerJobs {
 
   /** Forgets finished jobs older than the retention. */
   async #sweep(): Promise<void> {
+    const open = await this.#open;
     const before = this.#context.clock.now() - this.#context.retentionMs;
     for (const record of await this.#store.listJobs()) {
       if (
@@ -643,6 +686,7 @@ class FleetJobs implements RunnerJobs {
         (record.status === 'complete' || record.status === 'failed')
       ) {
         await this.#store.deleteJob(record.id);
+        await this.#forget(open, record.id);
       }
     }
   }
@@ -657,6 +701,11 @@ class FleetJobs implements RunnerJobs {
   }
 
   #heard(event: FleetEvent): void {
+    if (event.event === 'failed') {
+      this.#progressed.delete(event.id);
+      void this.#tell(event.id, ['failed']);
+      return;
+    }
     if (event.event === 'complete') {
       this.#progressed.delete(event.id);
       void this.#tell(event.id, ['progress', 'complete']);
@@ -759,24 +808,37 @@ class FleetJobs implements RunnerJobs {
     };
   }
 
-  /** Runs a store read; a failure is `store_error`. */
+  /** Runs a store read; a failure is `store_unavailable` (database out of reach) or `store_error`. */
   async #read<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      throw new StoreError(operation, error);
+      throw storeError(operation, error);
     }
   }
 
-  /** Runs a store write; mailvet errors (a refused check) pass through, anything else is `store_error`. */
+  /** Runs a store write; mailvet errors (a refused check) pass through, anything else as for reads. */
   async #write<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
       if (isMailvetError(error)) throw error;
-      throw new StoreError(operation, error);
+      throw storeError(operation, error);
     }
   }
+}
+
+/**
+ * The error of a failed store call: `store_unavailable` when the database is out of reach (the call may be
+ * repeated once it is back; HTTP 503), `store_error` otherwise.
+ */
+function storeError(operation: string, error: unknown): MailvetError {
+  if (storeFailureOf(error) === 'unreachable') {
+    return new MailvetError('store_unavailable', `the job store is unreachable (to ${operation})`, {
+      cause: error,
+    });
+  }
+  return new StoreError(operation, error);
 }
 
 /** True when `promise` resolves within `timeoutMs`. */

@@ -10,14 +10,16 @@ import type { Redis } from 'ioredis';
 import { exceptionResult, isResult } from '../bulk/job.js';
 import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
 import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
-import { MailvetError, OptionsError } from '../errors.js';
+import { type ErrorCode, isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type ChunkData, isChunkData } from './chunks.js';
-import { type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import { forgetJobChunks } from './cleanup.js';
+import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { type FleetEvent, publish } from './events.js';
+import { storeFailureOf } from './store-failure.js';
 
 /** Options of {@link createWorker}. */
 export interface FleetWorkerOptions extends FleetOptions {
@@ -149,7 +151,17 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
   const retryQueueName = keys.retryQueue(id);
   const retries: Queue = new bullmq.Queue(retryQueueName, { connection: keys.redis, prefix: keys.prefix });
   retries.on('error', onError);
-  const run = new ChunkRun(options.store, verifier, perChunk, timeoutMs, keys, client, retries, onError);
+  const run = new ChunkRun(
+    options.store,
+    verifier,
+    perChunk,
+    timeoutMs,
+    keys,
+    client,
+    retries,
+    bullmq,
+    onError,
+  );
   const settings = {
     connection: keys.redis,
     prefix: keys.prefix,
@@ -159,7 +171,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     maxStalledCount: 1000,
     stalledInterval: Math.max(500, Math.floor(lockMs / 2)),
   };
-  const processor = (job: QueueJob) => run.track(run.process(job.data));
+  const processor = (job: QueueJob) => run.track(run.run(job));
   const workers: Worker[] = [
     new bullmq.Worker(keys.queue, processor, settings),
     new bullmq.Worker(retryQueueName, processor, settings),
@@ -204,6 +216,18 @@ async function forgetIfEmpty(queue: Queue): Promise<void> {
   if (Object.values(counts).every((count) => count === 0)) await queue.obliterate({ force: true });
 }
 
+/**
+ * A chunk failed in a way that running it again later may not fix (the database refused its results, the
+ * verifier is disposed): BullMQ runs it again after its backoff, and the last run that fails fails the job.
+ */
+class ChunkFailedError extends MailvetError {
+  override name = 'ChunkFailedError';
+
+  constructor(code: ErrorCode, message: string, cause?: unknown) {
+    super(code, message, cause === undefined ? {} : { cause });
+  }
+}
+
 /** The work of one chunk. */
 class ChunkRun {
   constructor(
@@ -214,6 +238,7 @@ class ChunkRun {
     private readonly keys: FleetKeys,
     private readonly client: Redis,
     private readonly retries: Queue,
+    private readonly bullmq: BullMq,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -251,8 +276,35 @@ class ChunkRun {
     }
   }
 
-  /** Verifies what the chunk still needs and commits it; throws (BullMQ retries the chunk) only on bad data. */
-  async process(data: unknown): Promise<void> {
+  /**
+   * Runs chunk `job`. A {@link ChunkFailedError} is thrown (BullMQ runs the chunk again after its backoff) unless
+   * this was the chunk's last attempt: then the job is failed in the database (once, whichever worker gets there
+   * first) and every API node hears `failed`.
+   */
+  async run(job: QueueJob): Promise<void> {
+    const attempts = job.opts.attempts ?? 1;
+    try {
+      await this.process(job.data, attempts);
+    } catch (error) {
+      if (!(error instanceof ChunkFailedError) || !isChunkData(job.data)) throw error;
+      this.onError(error);
+      // A stopping worker disposes its verifier under its last chunks: that fails no job, another worker runs them.
+      if (this.#stopped || job.attemptsMade + 1 < attempts) throw error;
+      const id = job.data.job;
+      const failed = await this.persist(() =>
+        this.store.fleetFail(id, { code: error.code, message: error.message }, Date.now()),
+      );
+      if (failed === undefined) return;
+      await publish(this.client, this.keys.events, { event: 'failed', id }).catch(this.onError);
+      await forgetJobChunks(this.bullmq, this.client, this.keys, id).catch(this.onError);
+    }
+  }
+
+  /**
+   * Verifies what the chunk still needs and commits it; throws (BullMQ retries the chunk) on bad data and
+   * {@link ChunkFailedError}. Greylisting retries it schedules get `attempts` runs, as the chunk did.
+   */
+  async process(data: unknown, attempts: number): Promise<void> {
     if (!isChunkData(data)) throw new TypeError('a chunk of the queue is malformed');
     const state = await this.persist(() => this.store.fleetState(data.job, data.positions));
     if (state === undefined || state.record.status === 'failed') return; // deleted or failed: nothing to do
@@ -290,11 +342,16 @@ class ChunkRun {
       this.store.fleetCommit(data.job, positions, finals, waits, Date.now()),
     );
     if (committed === undefined) return;
-    if (waits.length > 0) await this.scheduleRetries(data, todo, waits);
+    if (waits.length > 0) await this.scheduleRetries(data, todo, waits, attempts);
     const events: FleetEvent[] = [];
     if (committed.written > 0) events.push({ event: 'progress', id: data.job });
     if (committed.completed) events.push({ event: 'complete', id: data.job });
     for (const event of events) await publish(this.client, this.keys.events, event).catch(this.onError);
+    if (committed.completed) {
+      // The job's other chunks (duplicates, retries of a worker that is gone) are of no use now.
+      const total = committed.record.total;
+      await forgetJobChunks(this.bullmq, this.client, this.keys, data.job, total).catch(this.onError);
+    }
   }
 
   /** Verifies the positions `todo` (indices into the chunk), each distinct address once, `perChunk` at a time. */
@@ -332,7 +389,11 @@ class ChunkRun {
     try {
       const result = await Promise.race([Promise.resolve(this.verifier.verify(email)), late]);
       return isResult(result) ? result : exceptionResult(email);
-    } catch {
+    } catch (error) {
+      // As in process: a disposed verifier cannot go on (an exception of one address is that address's result).
+      if (isMailvetError(error) && error.code === 'disposed') {
+        throw new ChunkFailedError('disposed', 'the verifier was disposed before the job finished', error);
+      }
       return exceptionResult(email);
     } finally {
       clearTimeout(timer);
@@ -340,7 +401,12 @@ class ChunkRun {
   }
 
   /** Puts greylisted positions on this worker's retry queue, delayed until they are due. */
-  private async scheduleRetries(data: ChunkData, todo: readonly number[], waits: readonly StoredRetry[]) {
+  private async scheduleRetries(
+    data: ChunkData,
+    todo: readonly number[],
+    waits: readonly StoredRetry[],
+    attempts: number,
+  ) {
     const emailAt = new Map(todo.map((i) => [data.positions[i]!, data.emails[i]!]));
     const byDue = new Map<number, StoredRetry[]>();
     for (const wait of waits) {
@@ -361,19 +427,30 @@ class ChunkRun {
           jobId: `${data.job}.w${group[0]!.position}.${group[0]!.attempt}`,
           removeOnComplete: true,
           removeOnFail: { age: 86_400 },
-          attempts: 20,
+          attempts,
           backoff: { type: 'exponential', delay: 1000 },
         })
         .catch(this.onError); // the API node's fallback hands it to any worker once it is overdue
     }
   }
 
-  /** Runs a store call until it succeeds: while the database is unreachable the chunk waits (with backoff). */
+  /**
+   * Runs a store call until it succeeds: while the database is unreachable the chunk waits (with backoff). A
+   * statement the database refuses (its data, a missing table) is a {@link ChunkFailedError}.
+   */
   private async persist<T>(call: () => Promise<T>): Promise<T> {
     for (let wait = 250; ; wait = Math.min(MAX_BACKOFF_MS, wait * 2)) {
       try {
         return await call();
       } catch (error) {
+        if (storeFailureOf(error) === 'rejected') {
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new ChunkFailedError(
+            'store_error',
+            `the job store refused a chunk's results: ${reason}`,
+            error,
+          );
+        }
         // A stopped worker gives the chunk up (it stays unacknowledged: another worker takes it again) instead
         // of retrying against a store that its owner may have closed, which would keep the process alive.
         if (this.#stopped) throw error;

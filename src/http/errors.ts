@@ -104,8 +104,18 @@ const FROM_ENGINE: Partial<Record<ErrorCode, HttpErrorCode>> = {
   limit_exceeded: 'limit_exceeded',
   disposed: 'service_unavailable',
   queue_unavailable: 'service_unavailable',
+  store_unavailable: 'service_unavailable',
   webhook_refused: 'webhook_refused',
 };
+
+/** What a client is told, and when to come back, for engine errors of a dependency that is away for now. */
+const UNAVAILABLE: Partial<Record<ErrorCode, string>> = {
+  store_unavailable: 'the job store does not answer; retry later',
+  queue_unavailable: 'the job queue does not answer; retry later',
+};
+
+/** Seconds a client is asked to wait (`Retry-After`) when the store or the queue does not answer. */
+const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 /** Receives unexpected errors: those the client only sees as `internal_error` (or `service_unavailable`). */
 export interface HttpLogger {
@@ -137,7 +147,9 @@ export function errorResponse(
   } else if (isMailvetError(error) && FROM_ENGINE[error.code] !== undefined) {
     code = FROM_ENGINE[error.code] as HttpErrorCode;
     const status = HTTP_ERRORS[code].status;
-    message = status < 500 ? error.message : HTTP_ERRORS[code].message;
+    message = status < 500 ? error.message : (UNAVAILABLE[error.code] ?? HTTP_ERRORS[code].message);
+    if (UNAVAILABLE[error.code] !== undefined)
+      extraHeaders = { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) };
     const job = (error as { job?: Job }).job;
     if (status === 409 && job !== undefined) fields = { job: wireJob(job) };
   } else {

@@ -12,6 +12,7 @@ import {
   type WebhookNotifier,
   type WebhookNotifierOptions,
 } from '../webhooks/notifier.js';
+import type { WebhookShare } from '../webhooks/share.js';
 import { checkSecrets } from '../webhooks/sign.js';
 import { sha256Hex } from './auth.js';
 import type { Context, Operation } from './context.js';
@@ -32,7 +33,8 @@ export interface WebhookKeyOptions {
  * The `webhooks` option of `createHandler`: the notifier's options (resolver, transport, `allowAddresses`,
  * `allowHttpWebhooks`, timeouts, retry schedule, log) and the settings of each API key.
  */
-export interface HttpWebhookOptions extends Omit<WebhookNotifierOptions, 'secrets' | 'present'> {
+export interface HttpWebhookOptions
+  extends Omit<WebhookNotifierOptions, 'secrets' | 'present' | 'share' | 'secretsOf'> {
   /**
    * Settings per API key, keyed by the key as given in `apiKeys` (with `authenticate`: by the tenant it
    * returns). A key without an entry cannot use webhooks (400).
@@ -75,7 +77,19 @@ export function createHttpWebhooks(
         (list) => new Map(list),
       )
     : Promise.resolve(new Map(entries));
-  const notifier = createWebhookNotifier(jobs, { ...rest, present: wireJob });
+  // On an API node of a worker fleet, any node delivers a job's final events, whichever node created it.
+  const share = (jobs as Partial<{ webhookShare(): WebhookShare | undefined }>).webhookShare?.();
+  const notifier = createWebhookNotifier(jobs, {
+    ...rest,
+    present: wireJob,
+    ...(share === undefined
+      ? {}
+      : {
+          share,
+          secretsOf: async (owner: string | null) =>
+            owner === null ? undefined : (await tenants).get(owner)?.secrets,
+        }),
+  });
   return {
     notifier,
     async settingsOf(tenant) {

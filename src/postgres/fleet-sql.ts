@@ -6,6 +6,7 @@
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
 import { STATUSES, type Status } from '../result.js';
+import type { WebhookEventType } from '../webhooks/log.js';
 import type { SqlClient, SqlDriver } from './driver.js';
 import {
   INPUT_CHUNK,
@@ -31,13 +32,17 @@ export type FleetOperations = Pick<
   | 'fleetCommit'
   | 'fleetOverdue'
   | 'fleetWaiting'
+  | 'fleetFail'
+  | 'fleetSetWebhook'
+  | 'fleetWebhook'
 >;
 
 /**
- * The fleet statements on schema `s` of `driver`; with `asyncCommit` results are committed without waiting for
- * the disk (a server only, as for the durable store).
+ * The fleet statements on schema `s` of `driver`. A worker's commit waits for the disk (synchronous commit, unlike
+ * the durable store's result batches): the chunk is acknowledged on the queue right after it, so a commit that a
+ * database crash could still lose would be a chunk that nobody verifies again.
  */
-export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boolean): FleetOperations {
+export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
   async function lock(client: SqlClient, id: string): Promise<JobRecord | undefined> {
     const rows = await client.query(`SELECT * FROM ${s}.jobs WHERE id = $1 AND fleet FOR UPDATE`, [id]);
     return rows.length === 0 ? undefined : recordOfRow(rows[0]!);
@@ -197,8 +202,6 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
     async fleetCommit(id, positions, results, retries, now) {
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
       return driver.transaction(async (client) => {
-        // A result can be redone (a position without one is verified again): no need to wait for the disk.
-        if (asyncCommit) await client.query('SET LOCAL synchronous_commit = off');
         const before = await lock(client, id);
         if (before === undefined || before.status === 'failed') return undefined;
         const counts: Record<Status, number> = { ...before.counts };
@@ -247,6 +250,50 @@ export function fleetOperations(driver: SqlDriver, s: string, asyncCommit: boole
         });
         return { record, written, completed };
       });
+    },
+
+    async fleetFail(id, error, now) {
+      return driver.transaction(async (client) => {
+        const before = await lock(client, id);
+        if (before === undefined || (before.status !== 'queued' && before.status !== 'processing')) {
+          return undefined;
+        }
+        const counts: Record<Status, number> = { ...before.counts };
+        for (const status of STATUSES) counts[status] ??= 0;
+        // A position waiting for a greylisting retry keeps its last greylisted result, as a final one.
+        const kept = await client.query(
+          `INSERT INTO ${s}.results (job_id, position, status, result)
+           SELECT job_id, position, result::json->>'status', result FROM ${s}.retries WHERE job_id = $1
+           ON CONFLICT DO NOTHING RETURNING status`,
+          [id],
+        );
+        for (const row of kept) counts[row.status as Status]++;
+        await client.query(`DELETE FROM ${s}.retries WHERE job_id = $1`, [id]);
+        const rows = await client.query(
+          `UPDATE ${s}.jobs SET status = 'failed', error = $2::jsonb, completed = $3, counts = $4::jsonb,
+             completed_at = $5 WHERE id = $1 RETURNING *`,
+          [id, JSON.stringify(error), before.completed + kept.length, JSON.stringify(counts), now],
+        );
+        return recordOfRow(rows[0]!);
+      });
+    },
+
+    async fleetSetWebhook(id, webhook) {
+      await driver.query(`UPDATE ${s}.jobs SET webhook = $2::jsonb WHERE id = $1 AND fleet`, [
+        id,
+        JSON.stringify({ url: webhook.url, events: webhook.events }),
+      ]);
+    },
+
+    async fleetWebhook(id) {
+      const rows = await driver.query(
+        `SELECT owner, webhook::text AS webhook FROM ${s}.jobs WHERE id = $1 AND webhook IS NOT NULL`,
+        [id],
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const webhook = JSON.parse(row.webhook as string) as { url: string; events: WebhookEventType[] };
+      return { url: webhook.url, events: webhook.events, owner: (row.owner as string | null) ?? null };
     },
 
     async fleetWaiting(id) {

@@ -37,6 +37,10 @@ function pgDriver(pool: Pool, owns: boolean): SqlDriver {
     },
     async transaction(work) {
       const client: PoolClient = await pool.connect();
+      // While checked out, a client has no listener of the pool's: a connection lost between two statements of
+      // the transaction (the server crashed) would be an uncaught 'error' event. The next statement reports it.
+      const lost = () => {};
+      client.on('error', lost);
       try {
         await client.query('BEGIN');
         const value = await work({
@@ -50,6 +54,7 @@ function pgDriver(pool: Pool, owns: boolean): SqlDriver {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
+        client.removeListener('error', lost);
         client.release();
       }
     },

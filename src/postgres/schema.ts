@@ -74,6 +74,8 @@ export const MIGRATIONS: readonly string[] = [
   // in the same inputs row (NULL for addresses added without rows, and for every job without a header).
   `ALTER TABLE {s}.jobs ADD COLUMN source jsonb;
    ALTER TABLE {s}.inputs ADD COLUMN source_rows text[];`,
+  // 4: the webhook ({ url, events }) of a fleet job, so that any API node can deliver its events.
+  `ALTER TABLE {s}.jobs ADD COLUMN webhook jsonb;`,
 ];
 
 /** The schema version this code writes. */

@@ -207,7 +207,7 @@ export async function openSqlStore(
   return {
     durable: true,
     leaseMs,
-    ...fleetOperations(driver, s, options.asyncCommit),
+    ...fleetOperations(driver, s),
 
     async saveJob(record) {
       await saveRecord(driver, record);

@@ -18,6 +18,7 @@ import {
 } from './log.js';
 import { nodeWebhookTransport } from './node-transport.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs } from './schedule.js';
+import type { WebhookShare } from './share.js';
 import { checkSecrets, signWebhook } from './sign.js';
 import { checkTarget, parseWebhookUrl, type WebhookUrl, webhookGuard } from './target.js';
 import type { WebhookTransport } from './transport.js';
@@ -68,6 +69,15 @@ export interface WebhookNotifierOptions {
   readonly ids?: () => string;
   /** Turns the job into the payload's `data` (the HTTP adapter sends its wire form). @default the job as is */
   readonly present?: (job: Job) => unknown;
+  /**
+   * Shares webhooks with the notifiers of other nodes (the API nodes of a worker fleet: `manager.webhookShare()`).
+   * `attach` saves the webhook there; a `bulk.completed` or `bulk.failed` event of a job this notifier has no
+   * webhook of is looked up there (signed with `secretsOf` the job's owner); each of those two events is
+   * delivered by the one node that claims it (`<job id>:<event>`), whichever created the job. @default none
+   */
+  readonly share?: WebhookShare;
+  /** The signing secrets of a job's owner, for webhooks read from `share`. @default the `secrets` option */
+  readonly secretsOf?: (owner: string | null) => Promise<readonly string[] | undefined>;
 }
 
 /** A webhook that passed the checks, ready to attach to a job. */
@@ -177,6 +187,7 @@ export function createWebhookNotifier(
   const present = options.present ?? ((job: Job) => job);
   let resolver = options.resolver;
   let transport = options.transport;
+  const share = options.share;
 
   const watches = new Map<string, Watch>();
   const timers = new Set<unknown>();
@@ -271,11 +282,51 @@ export function createWebhookNotifier(
 
   function final(job: Job, type: WebhookEventType): void {
     const watch = watches.get(job.id);
-    if (watch === undefined || watch.finished) return;
-    watch.finished = true;
+    if (watch?.finished) return;
+    if (watch !== undefined) watch.finished = true;
+    if (share === undefined) {
+      if (watch !== undefined) finish(watch, job, type);
+      return;
+    }
+    void claimed(job, type, watch).catch(() => {
+      // The share does not answer (Redis or the database is away): another node may have claimed the event.
+      if (watch !== undefined && watch.deliveries === 0) watches.delete(job.id);
+    });
+  }
+
+  function finish(watch: Watch, job: Job, type: WebhookEventType): void {
     progress(watch, job, true);
     deliver(watch, type, job);
-    if (watch.deliveries === 0) watches.delete(job.id);
+    if (watch.deliveries === 0 && watches.get(job.id) === watch) watches.delete(job.id);
+  }
+
+  /** With a share: delivers the event of `job` if this node claims it, with its own webhook or the shared one. */
+  async function claimed(job: Job, type: WebhookEventType, local: Watch | undefined): Promise<void> {
+    const watch = local ?? (await sharedWatch(job.id));
+    if (watch === undefined) return;
+    if (closed || !(await share!.claim(`${job.id}:${type}`))) {
+      if (watch.deliveries === 0 && watches.get(job.id) === watch) watches.delete(job.id);
+      return;
+    }
+    finish(watch, job, type);
+  }
+
+  /** A finished watch of the webhook `share` keeps for `jobId`, or `undefined` (none, or no secret for it). */
+  async function sharedWatch(jobId: string): Promise<Watch | undefined> {
+    const spec = await share!.load(jobId);
+    if (spec === undefined || watches.has(jobId)) return undefined;
+    const secrets = (await options.secretsOf?.(spec.owner)) ?? defaults;
+    if (secrets === undefined) return undefined;
+    const watch: Watch = {
+      jobId,
+      webhook: { target: parseWebhookUrl(spec.url, allowHttp), events: spec.events, secrets },
+      lastProgressAt: null,
+      lastProgressCompleted: -1,
+      finished: true,
+      deliveries: 0,
+    };
+    watches.set(jobId, watch);
+    return watch;
   }
 
   const unsubscribe = [
@@ -320,6 +371,7 @@ export function createWebhookNotifier(
       if (watches.get(jobId) === watch) watches.delete(jobId);
       throw new JobNotFoundError(jobId);
     }
+    await share?.save(jobId, { url: webhook.target.url.href, events: webhook.events });
     if (job.status === 'complete') final(job, 'bulk.completed');
     else if (job.status === 'failed') final(job, 'bulk.failed');
   }

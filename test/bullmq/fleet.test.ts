@@ -333,6 +333,17 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(results.map((result) => result.status)).toEqual(addresses.map(() => 'valid'));
       const late = grey.rcptClients().filter(({ client }) => client === '127.0.0.25');
       expect(new Set(late.map(({ recipient }) => recipient)).size).toBe(10);
+      // Completion removed the job's chunks left on the gone worker's retry queue, and that queue itself.
+      const redis = new Redis(REDIS_URL!);
+      try {
+        const own = () => redis.keys(`${prefix}:*${job.id}*`);
+        await expect.poll(own).toEqual([]);
+        expect(await redis.keys(`${prefix}:verify-retry-late0*`)).toEqual([]);
+        await jobs.delete(job.id);
+        expect(await own()).toEqual([]);
+      } finally {
+        redis.disconnect();
+      }
     } finally {
       await second?.close();
       await jobs.close();
@@ -449,6 +460,33 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
     },
     120_000,
   );
+
+  it('removes the chunks of a deleted job from the queue', async () => {
+    const schema = testSchema();
+    const prefix = testPrefix();
+    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const jobs = new BulkJobManager({
+      store,
+      runner: bullmqRunner({ connection: REDIS_URL!, prefix, chunkSize: 10 }),
+    });
+    const redis = new Redis(REDIS_URL!);
+    try {
+      await jobs.opened();
+      const job = await jobs.create({ emails: emails.slice(0, 200) }); // no worker: its chunks wait
+      const other = await jobs.create({ emails: emails.slice(0, 20) });
+      const own = (id: string) => redis.keys(`${prefix}:*${id}*`);
+      expect((await own(job.id)).length).toBeGreaterThanOrEqual(20);
+      await jobs.delete(job.id);
+      expect(await own(job.id)).toEqual([]);
+      expect((await own(other.id)).length).toBeGreaterThanOrEqual(2); // another job's chunks stay
+      expect(await jobs.get(other.id)).toMatchObject({ status: 'processing', total: 20 });
+    } finally {
+      redis.disconnect();
+      await jobs.close();
+      await deletePrefix(prefix);
+      await dropPostgresSchema(schema);
+    }
+  }, 60_000);
 
   it('bounds a verification that never answers (verificationTimeoutMs)', async () => {
     const schema = testSchema();

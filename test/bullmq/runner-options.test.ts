@@ -31,6 +31,11 @@ describe('the runner option', () => {
       /chunkSize must be an integer/,
     );
     expect(() => bullmqRunner({ connection: 'ftp://x' })).toThrow(/connection must be a redis/);
+    for (const chunkAttempts of [0, 51, 1.5, '3', Number.NaN]) {
+      expect(() => bullmqRunner({ connection: 'redis://x', chunkAttempts: chunkAttempts as number })).toThrow(
+        /chunkAttempts must be an integer 1-50/,
+      );
+    }
   });
 });
 
