@@ -13,7 +13,6 @@ import {
   type ListShape,
   listBatches,
   listShape,
-  readLineBatches,
 } from '../../src/console/list-file.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import { auth, fakeVerifier, jsonAuth } from '../http/support.js';

@@ -265,5 +265,7 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
         await expect(a.add(job.id, ['late@x.example'])).rejects.toMatchObject({ code: 'lease_lost' });
       }
     },
+    // Its own wait for the takeover is 20 s: the test may take longer than the default on a loaded machine.
+    60_000,
   );
 });
