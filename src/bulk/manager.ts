@@ -35,7 +35,7 @@ import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
 import { RetrySchedule, type WaitingRetry } from './retry.js';
 import type { FleetHealth, RunnerJobs } from './runner.js';
 import { hashedSeenIndex } from './seen-index.js';
-import { sourceCells } from './source.js';
+import { sourcedPage } from './source.js';
 import type {
   AddOptions,
   BulkJobManagerApi,
@@ -399,8 +399,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (this.#runner !== undefined) return this.#runner.sourceResults(id, options);
     const { job, start, page } = await this.#page(id, options);
     const source = job.source;
-    const results = page.filter((result) => result !== undefined);
-    if (source === null || page.length === 0) return { source, results, rows: [] };
+    if (source === null || page.length === 0) return sourcedPage(source, page, []);
     let rows: ReadonlyArray<string | undefined>;
     try {
       const store = this.#options.store;
@@ -408,11 +407,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     } catch (error) {
       throw new StoreError('read the rows', error);
     }
-    const cells: string[][] = [];
-    page.forEach((result, i) => {
-      if (result !== undefined) cells.push(sourceCells(source, rows[i], result.email));
-    });
-    return { source, results, rows: cells };
+    return sourcedPage(source, page, rows);
   }
 
   /** The positions a `results` call reads, `undefined` where a partial read has no final result. */

@@ -4,7 +4,8 @@
  * a header costs nothing.
  * @module
  */
-import type { JobSource, SourceRowsInput } from './types.js';
+import type { VerificationResult } from '../result.js';
+import type { JobSource, SourcedResults, SourceRowsInput } from './types.js';
 
 /** Most columns in a source header (and so cells in a row). */
 export const MAX_SOURCE_COLUMNS = 1000;
@@ -152,4 +153,23 @@ export function sourceCells(source: JobSource, row: string | undefined, email: s
   const cells = new Array<string>(source.columns.length).fill('');
   cells[source.emailColumn] = email;
   return cells;
+}
+
+/**
+ * A page of {@link SourcedResults}: the final results of `page` (positions read from the store, `undefined` where a
+ * partial read has none) with the cells of their rows, `rows[i]` being the stored row of `page[i]`'s position.
+ */
+export function sourcedPage(
+  source: JobSource | null,
+  page: readonly (VerificationResult | undefined)[],
+  rows: ReadonlyArray<string | undefined>,
+): SourcedResults {
+  const results: VerificationResult[] = [];
+  const cells: string[][] = [];
+  page.forEach((result, i) => {
+    if (result === undefined) return;
+    results.push(result);
+    if (source !== null) cells.push(sourceCells(source, rows[i], result.email));
+  });
+  return { source, results, rows: cells };
 }

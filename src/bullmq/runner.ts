@@ -25,7 +25,7 @@ import {
   type RunnerContext,
   type RunnerJobs,
 } from '../bulk/runner.js';
-import { sourceCells, sourceMismatch } from '../bulk/source.js';
+import { sourcedPage, sourceMismatch } from '../bulk/source.js';
 import type {
   AddOptions,
   CreateJobInput,
@@ -443,14 +443,9 @@ class FleetJobs implements RunnerJobs {
   async sourceResults(id: string, options?: ResultsOptions): Promise<SourcedResults> {
     const { record, start, page } = await this.#page(id, options);
     const source = record.source ?? null;
-    const results = page.filter((result) => result !== undefined);
-    if (source === null || page.length === 0) return { source, results, rows: [] };
+    if (source === null || page.length === 0) return sourcedPage(source, page, []);
     const rows = await this.#read('read the rows', () => this.#store.getRows(id, start, page.length));
-    const cells: string[][] = [];
-    page.forEach((result, i) => {
-      if (result !== undefined) cells.push(sourceCells(source, rows[i], result.email));
-    });
-    return { source, results, rows: cells };
+    return sourcedPage(source, page, rows);
   }
 
   /** The positions a `results` call reads, `undefined` where a partial read has no final result. */

@@ -20,30 +20,48 @@ type ReadPage = (offset: number, limit: number) => Promise<VerificationResult[]>
 type ReadSourced = (offset: number, limit: number) => Promise<SourcedResults>;
 
 /**
- * Streams positions `[start, end)` as NDJSON, one store read of {@link STREAM_CHUNK} positions per pull, so
- * memory stays bounded and a slow client slows the reads.
+ * Streams the text of positions `[start, end)`: one store read of {@link STREAM_CHUNK} positions at a time,
+ * turned into text by `render` (its `first` is true for the first read), and one read per pull (more while a
+ * read gives no text, as a partial read may), so memory stays bounded and a slow client slows the reads. `render`
+ * is called once, with an empty range, when `[start, end)` is empty.
  */
-function ndjsonStream(read: ReadPage, start: number, end: number): ReadableStream<Uint8Array> {
+function pagedStream<Page>(
+  read: (offset: number, limit: number) => Promise<Page>,
+  render: (page: Page, first: boolean) => string,
+  start: number,
+  end: number,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let position = start;
+  let first = true;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let text = '';
-      while (text === '' && position < end) {
+      do {
         const count = Math.min(STREAM_CHUNK, end - position);
-        const page = await read(position, count);
+        text += render(await read(position, count), first);
+        first = false;
         position += count;
-        for (const result of page) text += `${JSON.stringify(wireResult(result))}\n`;
-      }
+      } while (text === '' && position < end);
       if (text !== '') controller.enqueue(encoder.encode(text));
       if (position >= end) controller.close();
     },
   });
 }
 
+/** Positions `[start, end)` as NDJSON (see {@link pagedStream}). */
+function ndjsonStream(read: ReadPage, start: number, end: number): ReadableStream<Uint8Array> {
+  return pagedStream(
+    (offset, limit) => (limit === 0 ? Promise.resolve([]) : read(offset, limit)),
+    (page) => page.map((result) => `${JSON.stringify(wireResult(result))}\n`).join(''),
+    start,
+    end,
+  );
+}
+
 /**
- * Streams positions `[start, end)` as CSV, as {@link ndjsonStream} does: the header row first, each row the
- * cells of its source row (a job made from a CSV file, unless `resultsOnly`), then the result columns.
+ * Positions `[start, end)` as CSV (see {@link pagedStream}): the header row first, each row the cells of its
+ * source row (a job made from a CSV file, unless `resultsOnly`), then the result columns.
  */
 function csvStream(
   read: ReadSourced,
@@ -51,36 +69,24 @@ function csvStream(
   end: number,
   resultsOnly: boolean,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let position = start;
-  let header = false;
   /** The header has the source's columns (decided by the first read: a partial read of a job still filling). */
   let withRows = false;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
+  return pagedStream(
+    read,
+    (page, first) => {
       let text = '';
-      while (text === '' && position < end) {
-        const count = Math.min(STREAM_CHUNK, end - position);
-        const page = await read(position, count);
-        position += count;
-        if (!header) {
-          withRows = !resultsOnly && page.source !== null;
-          text += csvHeader(withRows ? page.source!.columns : []);
-          header = true;
-        }
-        page.results.forEach((result, i) => {
-          text += withRows && page.rows.length > 0 ? csvRow(result, page.rows[i]) : csvRow(result);
-        });
+      if (first) {
+        withRows = !resultsOnly && page.source !== null;
+        text += csvHeader(withRows ? page.source!.columns : []);
       }
-      if (!header) {
-        // Nothing to read: the header alone (the job's columns, learnt from an empty read).
-        text = csvHeader(resultsOnly ? [] : ((await read(end, 0)).source?.columns ?? []));
-        header = true;
-      }
-      if (text !== '') controller.enqueue(encoder.encode(text));
-      if (position >= end) controller.close();
+      page.results.forEach((result, i) => {
+        text += withRows && page.rows.length > 0 ? csvRow(result, page.rows[i]) : csvRow(result);
+      });
+      return text;
     },
-  });
+    start,
+    end,
+  );
 }
 
 /**
