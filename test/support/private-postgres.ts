@@ -7,11 +7,11 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 /** The newest Debian PostgreSQL's bin directory, or `undefined` when none is installed. */
 function binDirectory(): string | undefined {
@@ -38,14 +38,6 @@ const USER = runAs();
 
 /** True when a private PostgreSQL can be run here (tests that need one are skipped otherwise). */
 export const HAS_POSTGRES_BINARIES = BIN !== undefined && (process.getuid?.() !== 0 || USER !== undefined);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A private PostgreSQL server. */
 export interface PrivatePostgres {

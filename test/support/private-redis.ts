@@ -3,20 +3,12 @@
  * that keeps nothing on disk: killing it and starting another on the same port is a Redis restarted empty.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
 
 /** True when `redis-server` can be run here (tests that need it are skipped otherwise). */
 export const HAS_REDIS_SERVER = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A private Redis: its URL, `restartEmpty()` (SIGKILL, then a new empty server on the same port), `stop()`. */
 export interface PrivateRedis {
