@@ -108,7 +108,7 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(done).toMatchObject({ status: 'complete', total: COUNT, completed: COUNT });
       expect(Object.values(done!.counts).reduce((a, b) => a + b, 0)).toBe(COUNT);
       expect(brief(await jobs.results(job.id))).toEqual(expected);
-      await expect.poll(() => completes.length).toBe(1);
+      await expect.poll(() => completes.length, { timeout: 10_000 }).toBe(1);
       expect(completes[0]).toMatchObject({ id: job.id, status: 'complete' });
       for (const worker of workers.splice(0)) await worker.close();
       expect(await jobs.fleetHealth()).toEqual({ queue: 'up', workers: 0 });
@@ -204,7 +204,9 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       for await (const result of two!.stream(job.id)) streamed.push(result);
       expect(brief(streamed)).toEqual(expected.slice(0, 1000));
       expect(await one!.get(job.id)).toMatchObject({ status: 'complete', completed: 1000 });
-      await expect.poll(() => completes.sort()).toEqual([`one ${job.id}`, `two ${job.id}`]);
+      await expect
+        .poll(() => completes.sort(), { timeout: 10_000 })
+        .toEqual([`one ${job.id}`, `two ${job.id}`]);
     } finally {
       await worker?.close();
       await one!.close();
@@ -337,7 +339,7 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       const redis = new Redis(REDIS_URL!);
       try {
         const own = () => redis.keys(`${prefix}:*${job.id}*`);
-        await expect.poll(own).toEqual([]);
+        await expect.poll(own, { timeout: 10_000 }).toEqual([]);
         expect(await redis.keys(`${prefix}:verify-retry-late0*`)).toEqual([]);
         await jobs.delete(job.id);
         expect(await own()).toEqual([]);

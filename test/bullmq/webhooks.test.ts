@@ -170,7 +170,7 @@ describe.skipIf(!enabled)('job webhooks on a fleet', () => {
       expect((await call(handlers[1]!, 'DELETE', `/v1/bulk/${id}`)).status).toBe(204);
       const redis = new Redis(REDIS_URL!);
       try {
-        await expect.poll(() => redis.keys(`${prefix}:*${id}*`)).toEqual([]);
+        await expect.poll(() => redis.keys(`${prefix}:*${id}*`), { timeout: 10_000 }).toEqual([]);
       } finally {
         redis.disconnect();
       }
