@@ -34,6 +34,7 @@ export {
   type UnqueuedInputs,
 } from './bulk/runner.js';
 export {
+  type AddOptions,
   type Awaitable,
   type BulkJobManagerApi,
   type BulkJobManagerOptions,
@@ -52,11 +53,14 @@ export {
   type JobListener,
   type JobRecord,
   type JobRetries,
+  type JobSource,
   type JobStatus,
   type JobStore,
   type ListJobsOptions,
   type ResultCommit,
   type ResultsOptions,
+  type SourcedResults,
+  type SourceRowsInput,
   type StoredRetry,
   type StoreHealth,
   type StreamOptions,
