@@ -41,6 +41,34 @@ async function call(handler: Handler, method: string, path: string, body?: unkno
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
+/**
+ * Two API nodes of one fleet (a manager and a handler each, with webhooks signed by SECRET) and a third store
+ * for a worker, all on `schema` and `prefix`.
+ */
+async function apiNodes(schema: string, prefix: string, retryDelaysMs?: readonly number[]) {
+  const stores = await Promise.all(
+    [0, 1, 2].map(() => postgresStore({ connectionString: POSTGRES_URL!, schema })),
+  );
+  const managers = [0, 1].map(
+    (i) =>
+      new BulkJobManager({ store: stores[i]!, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) }),
+  );
+  const handlers = managers.map((jobs) =>
+    createHandler({
+      jobs,
+      apiKeys: [KEY],
+      console: false,
+      webhooks: {
+        keys: { [KEY]: { secrets: [SECRET] } },
+        allowHttpWebhooks: true,
+        allowAddresses: ['127.0.0.0/8'],
+        ...(retryDelaysMs === undefined ? {} : { retryDelaysMs }),
+      },
+    }),
+  );
+  return { stores, managers, handlers };
+}
+
 describe.skipIf(!enabled)('job webhooks on a fleet', () => {
   it('delivers bulk.completed once, signed, whichever API nodes hear it', async () => {
     const schema = testSchema();
@@ -49,26 +77,7 @@ describe.skipIf(!enabled)('job webhooks on a fleet', () => {
       response.statusCode = index === 0 ? 503 : 204; // the first attempt fails: its retry follows
       response.end();
     });
-    const stores = await Promise.all(
-      [0, 1, 2].map(() => postgresStore({ connectionString: POSTGRES_URL!, schema })),
-    );
-    const managers = [0, 1].map(
-      (i) =>
-        new BulkJobManager({ store: stores[i]!, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) }),
-    );
-    const handlers = managers.map((jobs) =>
-      createHandler({
-        jobs,
-        apiKeys: [KEY],
-        console: false,
-        webhooks: {
-          keys: { [KEY]: { secrets: [SECRET] } },
-          allowHttpWebhooks: true,
-          allowAddresses: ['127.0.0.0/8'],
-          retryDelaysMs: [300, 300],
-        },
-      }),
-    );
+    const { stores, managers, handlers } = await apiNodes(schema, prefix, [300, 300]);
     const v = createVerifier({ resolver: nodeResolver({ servers: [dns.address] }), allowTlds: ['test'] });
     let worker: FleetWorker | undefined;
     try {
@@ -124,25 +133,7 @@ describe.skipIf(!enabled)('job webhooks on a fleet', () => {
       response.statusCode = 204;
       response.end();
     });
-    const stores = await Promise.all(
-      [0, 1, 2].map(() => postgresStore({ connectionString: POSTGRES_URL!, schema })),
-    );
-    const managers = [0, 1].map(
-      (i) =>
-        new BulkJobManager({ store: stores[i]!, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) }),
-    );
-    const handlers = managers.map((jobs) =>
-      createHandler({
-        jobs,
-        apiKeys: [KEY],
-        console: false,
-        webhooks: {
-          keys: { [KEY]: { secrets: [SECRET] } },
-          allowHttpWebhooks: true,
-          allowAddresses: ['127.0.0.0/8'],
-        },
-      }),
-    );
+    const { stores, managers, handlers } = await apiNodes(schema, prefix);
     const v = createVerifier({ resolver: nodeResolver({ servers: [dns.address] }), allowTlds: ['test'] });
     let worker: FleetWorker | undefined;
     try {
