@@ -29,7 +29,7 @@ function isNullMx(record: MxRecord): boolean {
 }
 
 /** MX hosts by preference (ties keep the order DNS gave), each host once, without null MX entries. */
-function byPreference(records: readonly MxRecord[]): { host: string; priority: number }[] {
+function byPreference(records: readonly MxRecord[]): Hosts {
   const seen = new Set<string>();
   const hosts: { host: string; priority: number }[] = [];
   for (const record of records
@@ -39,6 +39,21 @@ function byPreference(records: readonly MxRecord[]): { host: string; priority: n
     if (seen.has(host)) continue;
     seen.add(host);
     hosts.push({ host, priority: record.priority });
+  }
+  return hosts;
+}
+
+/**
+ * {@link byPreference} of each MX answer, kept while the answer object lives: a caching resolver hands out the
+ * same answer for every address of a domain, which then costs no sort, set or string work.
+ */
+const sortedHosts = new WeakMap<readonly MxRecord[], Hosts>();
+
+function hostsByPreference(records: readonly MxRecord[]): Hosts {
+  let hosts = sortedHosts.get(records);
+  if (hosts === undefined) {
+    hosts = byPreference(records);
+    sortedHosts.set(records, hosts);
   }
   return hosts;
 }
@@ -99,6 +114,28 @@ function dnsFailure(error: unknown): string {
   return error instanceof DnsError ? `DNS lookup failed: ${error.message}` : 'DNS lookup failed';
 }
 
+/**
+ * {@link hostOutcome} of each address answer, per guard, kept while the answer object lives (a caching resolver
+ * hands out the same one for every address of the host): the guard's parsing of each address is done once.
+ */
+const outcomesByGuard = new WeakMap<
+  AddressGuard,
+  WeakMap<DnsAnswer<string>, { readonly host: string; readonly outcome: HostOutcome }>
+>();
+
+function guardedHost(host: string, answer: DnsAnswer<string>, guard: AddressGuard): HostOutcome {
+  let outcomes = outcomesByGuard.get(guard);
+  if (outcomes === undefined) {
+    outcomes = new WeakMap();
+    outcomesByGuard.set(guard, outcomes);
+  }
+  const known = outcomes.get(answer);
+  if (known !== undefined && known.host === host) return known.outcome;
+  const outcome = hostOutcome(host, answer, guard);
+  outcomes.set(answer, { host, outcome });
+  return outcome;
+}
+
 /** What one host's address lookup gives: its addresses past the guard, how many were refused. */
 function hostOutcome(host: string, answer: DnsAnswer<string>, guard: AddressGuard): HostOutcome {
   const found = answer.kind === 'records' ? [...new Set(answer.records)] : [];
@@ -115,7 +152,7 @@ function hostOutcome(host: string, answer: DnsAnswer<string>, guard: AddressGuar
 /** An MX target that is no host name (garbage, an IP literal's brackets) holds no address. */
 const NO_ADDRESS: HostOutcome = { kind: 'addresses', allowed: [], blocked: 0, refused: null };
 
-type Hosts = readonly { host: string; priority: number }[];
+type Hosts = readonly { readonly host: string; readonly priority: number }[];
 
 /** The check's outcome once every host's lookup is done (or the budget ran out: `aborted`). */
 function conclude(
@@ -167,7 +204,7 @@ async function resolveHosts(
     hosts.map(async ({ host }): Promise<HostOutcome> => {
       if (lookupName(host) === null) return NO_ADDRESS;
       try {
-        return hostOutcome(host, await resolver.addresses(host, { signal }), guard);
+        return guardedHost(host, await resolver.addresses(host, { signal }), guard);
       } catch (error) {
         if (signal.aborted || error instanceof DnsError) return { kind: 'error', message: dnsFailure(error) };
         throw error;
@@ -193,7 +230,7 @@ function hostsOf(
     return { verdict: verdictOf('does_not_accept_mail') };
   }
   // No MX at all: the domain itself is the implicit MX, preference 0 (RFC 5321 §5.1).
-  const hosts = records.length > 0 ? byPreference(records) : [{ host: domain, priority: 0 }];
+  const hosts = records.length > 0 ? hostsByPreference(records) : [{ host: domain, priority: 0 }];
   state.mx_record = hosts[0]?.host ?? null;
   return { hosts: hosts.slice(0, state.options.maxMxHosts), implicit: records.length === 0 };
 }
@@ -222,7 +259,7 @@ function fromCache(state: CheckState, domain: string, guard: AddressGuard): Chec
     }
     const addresses = resolver.peek('addresses', host);
     if (addresses === undefined) return NOT_CACHED;
-    outcomes.push(hostOutcome(host, addresses, guard));
+    outcomes.push(guardedHost(host, addresses, guard));
   }
   return conclude(state, read.hosts, outcomes, false, read.implicit);
 }

@@ -79,10 +79,11 @@ async function catchAllVerdict(
   note: (line: string) => void,
 ): Promise<Verdict> {
   const domain = state.address!.domain;
-  note(`catch-all probe of ${domain} at ${hostLabel(target)}, in a session of its own`);
+  const tracing = state.transcript !== null; // no transcript: no strings built for it
+  if (tracing) note(`catch-all probe of ${domain} at ${hostLabel(target)}, in a session of its own`);
   try {
     const answer = await state.runtime.prober.catchAll(domain, target, { sender, settings }, lease);
-    note(`catch-all probe: ${answer}`);
+    if (tracing) note(`catch-all probe: ${answer}`);
     if (answer === 'accepted') {
       state.accept_all = true;
       return CATCH_ALL;
@@ -134,17 +135,42 @@ async function verdictOfOutcome(
   return catchAllVerdict(state, target, sender, settings, lease, note);
 }
 
+/** What the probe of every address with the same options sends: session settings and envelope sender. */
+interface Envelope {
+  readonly heloHost: string;
+  readonly settings: SessionSettings;
+  readonly sender: string;
+}
+
+/**
+ * The {@link Envelope} of each options object (a verifier's, or one call's with overrides), made once rather than
+ * for every address: the pool also keys its sessions by the settings object.
+ */
+const envelopes = new WeakMap<CheckState['options'], Envelope>();
+
+function envelopeOf(state: CheckState): Envelope {
+  const { options } = state;
+  const heloHost = options.heloHost ?? state.runtime.prober.heloHost;
+  const known = envelopes.get(options);
+  if (known !== undefined && known.heloHost === heloHost) return known;
+  const envelope: Envelope = {
+    heloHost,
+    settings: {
+      heloHost,
+      tls: options.tls,
+      connectTimeoutMs: options.connectTimeoutMs,
+      replyTimeoutMs: options.replyTimeoutMs,
+    },
+    sender: options.mailFrom ?? `verify@${heloHost}`,
+  };
+  envelopes.set(options, envelope);
+  return envelope;
+}
+
 async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<CheckOutcome> {
   const { options, runtime } = state;
   const address = state.address!;
-  const heloHost = options.heloHost ?? runtime.prober.heloHost;
-  const settings: SessionSettings = {
-    heloHost,
-    tls: options.tls,
-    connectTimeoutMs: options.connectTimeoutMs,
-    replyTimeoutMs: options.replyTimeoutMs,
-  };
-  const sender = options.mailFrom ?? `verify@${heloHost}`;
+  const { settings, sender } = envelopeOf(state);
   const transcript = transcriptOf(state);
   const lease: Lease = { deadline: state.deadline, signal: state.signal, trace: transcript.hook };
   let failure: SubStatus = 'failed_smtp_connection';
@@ -158,7 +184,7 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
       const fallback = hostIndex < last || ipIndex < mailHost.addresses.length - 1;
       if (budgetSpent(state)) return verdictOf('timeout_exceeded');
       const target: PoolTarget = { host: ip, port: options.smtpPort, hostname: mailHost.host };
-      transcript.note(hostLabel(target));
+      if (state.transcript !== null) transcript.note(hostLabel(target));
       const mark = state.transcript?.length ?? 0;
       let outcome: RcptOutcome;
       try {

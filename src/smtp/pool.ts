@@ -222,8 +222,6 @@ interface Waiter extends Queued {
   bypassed: number;
   /** Hands the waiter a connection to serve it (and maybe others) on. */
   grant(conn: Connection): void;
-  /** Takes the waiter out of the queue to ride in another request's command group. */
-  board(): void;
   /** Ends the request. */
   resolve(outcome: RcptOutcome): void;
   fail(error: unknown): void;
@@ -275,8 +273,16 @@ function keyOf(target: PoolTarget): string {
   return target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
 }
 
+/** The profile of each settings object: callers reuse one object for many requests (see checks/smtp). */
+const profiles = new WeakMap<SessionSettings, string>();
+
 function profileOf(settings: SessionSettings): string {
-  return `${settings.heloHost}\n${settings.tls}`;
+  let profile = profiles.get(settings);
+  if (profile === undefined) {
+    profile = `${settings.heloHost}\n${settings.tls}`;
+    profiles.set(settings, profile);
+  }
+  return profile;
 }
 
 function unref(timer: ReturnType<typeof setTimeout>): void {
@@ -574,7 +580,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
 
   /**
    * Queues a request for a connection to `key` (at the front when it is queued again after losing its
-   * session) and settles with its outcome. The wait ends when the lease's budget is spent or its signal fires.
+   * session) and settles with its outcome. The request ends with the lease: when its budget is spent or its
+   * signal fires, whether it is still waiting (it leaves the queue) or already at work (its session carries on,
+   * and what the request would have got is dropped).
    */
   function enqueue(
     key: string,
@@ -585,9 +593,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   ): Promise<RcptOutcome> {
     return new Promise<RcptOutcome>((resolve, reject) => {
       const state = stateOf(key);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let unwatch = (): void => {};
+      let settled = false;
       const stop = () => {
+        settled = true;
         clearTimeout(timer);
         unwatch();
       };
@@ -602,10 +610,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         queued: false,
         slot: -1,
         grant(conn) {
-          stop();
-          limit(() => run(conn, waiter)).catch(reject);
+          limit(() => run(conn, waiter)).catch(waiter.fail);
         },
-        board: stop,
         resolve(outcome) {
           stop();
           resolve(outcome);
@@ -616,23 +622,22 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         },
       };
       function onExpire() {
-        state.waiters.remove(waiter);
+        const waiting = state.waiters.remove(waiter);
         waiter.fail(leaseError(lease));
-        if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
+        if (waiting && state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
       }
+      const timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
+      const unwatch = watchOptionalAbort(lease.signal, onExpire);
       if (retried) state.waiters.unshift(waiter);
       else state.waiters.push(waiter);
       dispatch(key);
-      if (!waiter.queued) return;
+      if (!waiter.queued || settled) return;
       const backoff = backoffOf(key);
       if (backoff !== undefined && !live(state) && !mayWait(waiter, backoff)) {
         state.waiters.remove(waiter);
         if (state.conns.size === 0 && state.waiters.length === 0) states.delete(key);
         waiter.fail(backoffError(key, backoff));
-        return;
       }
-      timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));
-      unwatch = watchOptionalAbort(lease.signal, onExpire);
     });
   }
 
@@ -812,7 +817,6 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       }
       state.waiters.remove(waiter);
       for (const other of passed) other.bypassed += 1;
-      waiter.board();
       riders.push(waiter);
     }
     return riders;
@@ -852,13 +856,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     const everyone: TranscriptHook = (direction, line) => {
       for (const member of members) member.lease.trace?.(direction, line);
     };
-    const recipients = members.map(
-      (member, index): PipelinedRcpt => ({
-        recipient: member.request.recipient,
-        deadline: deadlines[index]!,
-        ...(member.lease.trace === undefined ? {} : { onLine: member.lease.trace }),
-      }),
-    );
+    const recipients = members.map((member, index): PipelinedRcpt => {
+      const { recipient } = member.request;
+      const { trace } = member.lease;
+      const deadline = deadlines[index]!;
+      return trace === undefined ? { recipient, deadline } : { recipient, deadline, onLine: trace };
+    });
     const replies = session.rcptToMany!(
       recipients,
       group.open
@@ -1001,7 +1004,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     async rcpt(target, request, lease) {
       if (closed) throw new SmtpError('aborted', 'the verifier was disposed');
       if (expired(lease)) throw leaseError(lease);
-      return within(enqueue(keyOf(target), target, request, lease, false), lease);
+      return enqueue(keyOf(target), target, request, lease, false);
     },
     stats() {
       return { ...counters, open: openCount };

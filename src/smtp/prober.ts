@@ -190,6 +190,9 @@ export function createProber(options: ProberOptions): Prober {
     heloHost: options.heloHost,
     rcpt: (target, request, lease) => pool.rcpt(target, request, lease),
     catchAll(domain, target, request, lease) {
+      // A known answer needs no budget watch (a timer and a promise per address on a bulk list).
+      const known = cache.peek(domain);
+      if (known !== undefined && lease.signal?.aborted !== true) return Promise.resolve(known);
       return within(
         cache.resolve(domain, () => probeOnce(domain, target, request, lease)),
         lease,

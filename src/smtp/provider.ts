@@ -46,19 +46,27 @@ export const PROVIDER_SUFFIXES: Readonly<Record<string, readonly string[]>> = Ob
   seznam: ['seznam.cz'],
 });
 
-/** Suffixes ordered longest first, so that the most specific entry wins. */
-const SUFFIXES: readonly (readonly [suffix: string, provider: string])[] = Object.entries(PROVIDER_SUFFIXES)
-  .flatMap(([provider, suffixes]) => suffixes.map((suffix) => [suffix, provider] as const))
-  .sort((a, b) => b[0].length - a[0].length);
+/** Provider by host-name suffix. */
+const BY_SUFFIX: ReadonlyMap<string, string> = new Map(
+  Object.entries(PROVIDER_SUFFIXES).flatMap(([provider, suffixes]) =>
+    suffixes.map((suffix) => [suffix, provider] as const),
+  ),
+);
 
 const MAX_HOST_LENGTH = 253;
 
-/** The provider of one MX host name, or `null`. Case and a trailing dot are ignored. */
+/**
+ * The provider of one MX host name, or `null`. Case and a trailing dot are ignored. The name itself, then each
+ * shorter suffix at a label boundary, is looked up, so the most specific entry wins.
+ */
 export function providerOfHost(host: string): string | null {
   if (typeof host !== 'string' || host.length === 0 || host.length > MAX_HOST_LENGTH + 1) return null;
   const name = host.toLowerCase().replace(/\.$/, '');
-  for (const [suffix, provider] of SUFFIXES) {
-    if (name === suffix || name.endsWith(`.${suffix}`)) return provider;
+  for (let start = 0; start !== -1 && start < name.length; ) {
+    const provider = BY_SUFFIX.get(start === 0 ? name : name.slice(start));
+    if (provider !== undefined) return provider;
+    const dot = name.indexOf('.', start);
+    start = dot === -1 ? -1 : dot + 1;
   }
   return null;
 }

@@ -97,23 +97,28 @@ function isIpAddress(host: string): boolean {
   return /^[\d.]+$/.test(host) || host.includes(':');
 }
 
-/** Rejects with `SmtpError` kind `aborted` as soon as one of `signals` aborts; returns a disposer. */
-function abortRace(signals: readonly (AbortSignal | undefined)[]): {
-  promise: Promise<never>;
-  dispose: () => void;
-} {
+/** Rejects with `SmtpError` kind `aborted` as soon as `signal` aborts; `dispose` stops watching. */
+function abortRace(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
   let dispose = () => {};
   const promise = new Promise<never>((_, reject) => {
     const onAbort = () => reject(new SmtpError('aborted', 'the SMTP exchange was aborted'));
-    const active = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-    if (active.some((signal) => signal.aborted)) return onAbort();
-    const unwatch = active.map((signal) => watchAbort(signal, onAbort));
-    dispose = () => {
-      for (const stop of unwatch) stop();
-    };
+    if (signal.aborted) return onAbort();
+    dispose = watchAbort(signal, onAbort);
   });
   promise.catch(() => {});
   return { promise, dispose: () => dispose() };
+}
+
+/** The next line of `channel`, or the rejection of the first of `aborts` to fire. */
+function nextLine(
+  channel: LineChannel,
+  timeoutMs: number,
+  aborts: readonly Promise<never>[],
+): Promise<string> {
+  const read = channel.readLine(timeoutMs);
+  if (aborts.length === 0) return read;
+  read.catch(() => {}); // when an abort wins the race, the read fails as the channel closes
+  return Promise.race([...aborts, read]);
 }
 
 /**
@@ -137,9 +142,12 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
   let envelopeUtf8 = false;
   let lastCommand: string | undefined;
   let queue: Promise<unknown> = Promise.resolve();
+  /** Watches the session's signal once for all its replies (not once per reply). */
+  const sessionAbort = options.signal === undefined ? undefined : abortRace(options.signal);
 
   const close = () => {
     usable = false;
+    sessionAbort?.dispose();
     channel.close();
   };
 
@@ -169,7 +177,8 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
     command: CommandOptions,
   ): Promise<SmtpReply> => {
     const parser = createReplyParser(options.limits, stage);
-    const abort = abortRace([options.signal, command.signal]);
+    const commandAbort = command.signal === undefined ? undefined : abortRace(command.signal);
+    const aborts = [sessionAbort?.promise, commandAbort?.promise].filter((abort) => abort !== undefined);
     let lines = 0;
     try {
       for (;;) {
@@ -177,9 +186,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
         if (remaining <= 0) {
           throw new SmtpError('timeout', `no complete ${stage} reply in time`);
         }
-        const read = channel.readLine(remaining);
-        read.catch(() => {}); // when the abort wins the race, the read fails as the channel closes
-        const line = await Promise.race([abort.promise, read]);
+        const line = await nextLine(channel, remaining, aborts);
         lines += 1;
         emit(command.onLine, 'server', printable(line.slice(0, 2048)));
         const reply = parser.push(line);
@@ -198,7 +205,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
             : (smtp?.message ?? 'the connection failed');
       throw failure(kind, message, stage, { cause: error });
     } finally {
-      abort.dispose();
+      commandAbort?.dispose();
     }
   };
 
@@ -475,7 +482,8 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
             return;
           }
         }
-        for (const [index, { recipient, ...command }] of recipients.entries()) {
+        for (const [index, command] of recipients.entries()) {
+          const { recipient } = command; // the rest of a PipelinedRcpt is its CommandOptions
           const settle = rcpts[index]!;
           try {
             if (needsSmtpUtf8(recipient) && !utf8) {
