@@ -20,7 +20,15 @@
  * temporary directory that uses this checkout's node_modules), so that a change is measured before and after
  * in one interleaved run.
  *
+ * `--rate=<requests/s>` offers every side the same fixed load (autocannon's `overallRate`) instead of as much as
+ * one load-generating core can send. Flat out, the sides run at different rates: the ceiling, faster, finds its
+ * client busy more often and pays fewer wake-ups per request (the kernel's share of a response on loopback is
+ * then cheaper), so its CPU time per request is measured at another operating point than mailvet's. At one
+ * rate below every side's maximum, the CPU time per request differs only by what the servers do. A side that
+ * cannot keep up with the rate is reported.
+ *
  *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--hono] [--against=<git ref>]
+ *                         [--rate=<requests/s>]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -141,13 +149,19 @@ interface Measure {
   readonly failures: number;
 }
 
-async function measure(side: Side, seconds: number, autocannon: Autocannon): Promise<Measure> {
+async function measure(
+  side: Side,
+  seconds: number,
+  autocannon: Autocannon,
+  rate: number | undefined,
+): Promise<Measure> {
   const before = await side.cpu();
   const result = await autocannon({
     url: side.url,
     connections: CONNECTIONS,
     duration: seconds,
     headers: { authorization: `Bearer ${KEY}` },
+    ...(rate === undefined ? {} : { overallRate: rate }),
   });
   const used = (await side.cpu()) - before;
   const total = result.requests.average * seconds;
@@ -210,6 +224,10 @@ async function main(): Promise<void> {
   const seconds = Number(positional[0] ?? 18);
   const rounds = Math.max(5, Math.round(Number(positional[1] ?? 6)));
   const against = process.argv.find((arg) => arg.startsWith('--against='))?.slice('--against='.length);
+  const rateArg = process.argv.find((arg) => arg.startsWith('--rate='))?.slice('--rate='.length);
+  const rate = rateArg === undefined ? undefined : Number(rateArg);
+  if (rate !== undefined && !(Number.isInteger(rate) && rate > 0))
+    throw new Error('--rate must be a positive integer (requests per second)');
   const slice = Math.max(1, Math.round(seconds / rounds));
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   const selfPinned = pin(1, process.pid);
@@ -226,21 +244,30 @@ async function main(): Promise<void> {
       sides.push(await startSide(`mailvet at ${against}`, 'mailvet', join(old, 'src'), verifyPath));
     console.log(
       `GET /v1/verify offline, ${CONNECTIONS} connections, ${rounds} interleaved rounds of ${slice} s per side ` +
-        `(order rotating), node ${process.version}; ` +
+        `(order rotating), ${rate === undefined ? 'as fast as they answer' : `a fixed load of ${rate} requests/s per side`}, node ${process.version}; ` +
         (sides.every((side) => side.pinned) && selfPinned
           ? 'servers pinned to CPU 0, autocannon to CPU 1'
           : 'taskset unavailable: servers are single processes, not pinned'),
     );
-    for (const side of sides) await measure(side, 2, autocannon); // warm-up: JIT, pools
+    for (const side of sides) await measure(side, 2, autocannon, rate); // warm-up: JIT, pools
     const runs = sides.map((): Measure[] => []);
     for (let round = 0; round < rounds; round++) {
       for (let turn = 0; turn < sides.length; turn++) {
         const index = (round + turn) % sides.length;
-        runs[index]?.push(await measure(sides[index] as Side, slice, autocannon));
+        runs[index]?.push(await measure(sides[index] as Side, slice, autocannon, rate));
       }
     }
     console.log('medians [min - max] over the rounds:');
     for (const [index, side] of sides.entries()) report(side.name, runs[index] ?? []);
+    if (rate !== undefined) {
+      for (const [index, side] of sides.entries()) {
+        const slowest = Math.min(...(runs[index] ?? []).map((m) => m.rps));
+        if (slowest < rate * 0.97)
+          console.log(
+            `${side.name}: did not keep up with ${rate} requests/s in every round (${count(slowest)})`,
+          );
+      }
+    }
     const [ceiling = [], ...servers] = runs;
     servers.forEach((mine, index) => {
       const rps = mine.map((m, round) => m.rps / (ceiling[round] as Measure).rps);
@@ -248,16 +275,17 @@ async function main(): Promise<void> {
       console.log(
         `${(sides[index + 1] as Side).name} / ceiling: ${spread(rps, percent)} of requests/s, ` +
           `${spread(capacity, percent)} of capacity per core-second (CPU time per request; the robust figure ` +
-          'on a shared machine)   (target: >= 70%)',
+          `on a shared machine${rate === undefined ? ', flat out' : `, at ${rate} requests/s each`})   (target: >= 70%)`,
       );
     });
   } finally {
     for (const side of sides) side.stop();
-    if (process.argv.includes('--hono'))
-      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', src, verifyPath));
     if (old !== undefined) rmSync(old, { recursive: true, force: true });
   }
-  const flags = `${process.argv.includes('--hono') ? ' --hono' : ''}${against === undefined ? '' : ` --against=${against}`}`;
+  const flags =
+    (process.argv.includes('--hono') ? ' --hono' : '') +
+    (against === undefined ? '' : ` --against=${against}`) +
+    (rate === undefined ? '' : ` --rate=${rate}`);
   console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);
 }
 

@@ -181,6 +181,8 @@ export interface WorkloadReport {
   readonly wallMs: number;
   /** CPU time of this process (user + system) during the run, in milliseconds: the client's cost. */
   readonly cpuMs: number;
+  /** The part of `cpuMs` spent in the kernel (system time): on loopback it includes the TCP work of the receiving side. */
+  readonly systemMs: number;
   readonly connections: number;
   readonly dnsQueries: number;
   /** `RCPT TO` commands per host during the run. */
@@ -218,6 +220,7 @@ export async function runWorkload(
   return {
     wallMs,
     cpuMs: (spent.user + spent.system) / 1000,
+    systemMs: spent.system / 1000,
     connections: after.reduce((sum, host, index) => sum + host.connections - before[index]!.connections, 0),
     dnsQueries: fixture.dnsQueries() - queries,
     rcptsPerHost: after.map((host, index) => host.rcpts - before[index]!.rcpts),
