@@ -146,6 +146,7 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     get closed() {
       return closed;
     },
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
     readLine(timeoutMs) {
       const line = queue.shift();
       if (line !== undefined) {

@@ -142,8 +142,12 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
   let envelopeUtf8 = false;
   let lastCommand: string | undefined;
   let queue: Promise<unknown> = Promise.resolve();
-  /** Watches the session's signal once for all its replies (not once per reply). */
-  const sessionAbort = options.signal === undefined ? undefined : abortRace(options.signal);
+  /**
+   * Watches the session's signal once for all its replies (not once per reply); not at all when the channel
+   * watches that very signal, since its pending read then rejects with `aborted` by itself.
+   */
+  const sessionAbort =
+    options.signal === undefined || options.signal === channel.signal ? undefined : abortRace(options.signal);
 
   const close = () => {
     usable = false;

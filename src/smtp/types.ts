@@ -51,6 +51,12 @@ export interface LineChannel {
   /** True once the connection is closed, by either side. */
   readonly closed: boolean;
   /**
+   * The abort signal this channel watches itself, if any: when it fires, the channel closes and a pending read
+   * rejects with `aborted` (as `socketChannel` does with its `signal`). A session opened on the channel with the
+   * same signal then does not race each read against it. Optional: without it, the session does.
+   */
+  readonly signal?: AbortSignal;
+  /**
    * True when the peer has sent data that no read has taken yet (a whole line or part of one). The session
    * checks it before each command: such data would be read as the reply to the wrong command. Optional:
    * without it, that check is skipped.

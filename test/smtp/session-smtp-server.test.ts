@@ -40,6 +40,28 @@ async function failure(promise: Promise<unknown>): Promise<SmtpError> {
 }
 
 describe('SMTP session against smtp-server', () => {
+  it('ends a command with aborted when the signal its socket channel watches fires mid-reply', async () => {
+    const smtp = await server({ mailboxes: { alice: 'ok' }, delayMs: 200 });
+    const controller = new AbortController();
+    const channel = await tcpTransport().connect(
+      { host: smtp.host, port: smtp.port, hostname: 'mx.test.local' },
+      { timeoutMs: 2_000, maxLineLength: 2_048, signal: controller.signal },
+    );
+    expect(channel.signal).toBe(controller.signal); // the session leaves the abort to the channel
+    const session = await openSmtpSession(channel, {
+      heloHost: 'probe.test',
+      commandTimeoutMs: 5_000,
+      signal: controller.signal,
+    });
+    const pending = failure(session.mailFrom('verify@probe.test'));
+    setTimeout(() => controller.abort(), 50); // the reply is 200 ms away
+    const error = await pending;
+    expect(error.kind).toBe('aborted');
+    expect(error.stage).toBe('mail');
+    expect(session.usable).toBe(false);
+    expect(channel.closed).toBe(true);
+  });
+
   it('tells existing, missing, disabled and full mailboxes apart in one session', async () => {
     const smtp = await server({ mailboxes: { alice: 'ok', bob: 'disabled', 'carol@example.com': 'full' } });
     const session = await open(smtp);

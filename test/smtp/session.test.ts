@@ -383,6 +383,27 @@ describe('SmtpSession: failures', () => {
     expect(session.usable).toBe(false);
   });
 
+  it('fails with aborted when the session signal fires while a reply is awaited, on a channel that does not watch it', async () => {
+    const inner = scriptedChannel({ respond: reply('MAIL', undefined) });
+    const channel: LineChannel = {
+      readLine: (timeoutMs) =>
+        inner.written.length < 2 ? inner.readLine(timeoutMs) : new Promise<string>(() => {}), // never answers, and close() does not end it: only the session's race can
+      writeLine: (line) => inner.writeLine(line),
+      close: () => inner.close(),
+      get closed() {
+        return inner.closed;
+      },
+    };
+    const controller = new AbortController();
+    const session = await openSmtpSession(channel, { ...base, signal: controller.signal });
+    const pending = failure(session.mailFrom('verify@probe.test'));
+    await Promise.resolve();
+    controller.abort();
+    expect((await pending).kind).toBe('aborted');
+    expect(channel.closed).toBe(true);
+    expect(session.usable).toBe(false);
+  });
+
   it('closes when the session signal fires', async () => {
     const controller = new AbortController();
     const channel = scriptedChannel();
