@@ -18,6 +18,7 @@ import { verdictOnlyResult } from '../../src/score.js';
 import { createVerifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { ownFleet } from '../support/own-fleet.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 
 const enabled = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
@@ -121,14 +122,8 @@ describe.skipIf(!enabled)('fleet jobs that fail', () => {
   }, 60_000);
 
   it("fails a job when the worker's verifier is disposed, as the in-process runner does", async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const jobs = new BulkJobManager({
-      store,
-      runner: bullmqRunner({ connection: REDIS_URL!, prefix, chunkAttempts: 1 }),
-    });
+    const fleet = await ownFleet({ chunkAttempts: 1 });
+    const { jobs } = fleet;
     const v = verifier();
     await v.dispose();
     let worker: FleetWorker | undefined;
@@ -136,17 +131,14 @@ describe.skipIf(!enabled)('fleet jobs that fail', () => {
       await jobs.opened();
       const failures: Job[] = [];
       jobs.on('failed', (job) => failures.push(job));
-      worker = await createWorker({ connection: REDIS_URL!, prefix, store: workerStore, verifier: v });
+      worker = await fleet.worker({ verifier: v });
       const job = await jobs.create({ emails: ['a@d0.fail.test', 'b@d1.fail.test'] });
       await expect.poll(() => failures.length, { timeout: 30_000 }).toBe(1);
       expect(failures[0]).toMatchObject({ id: job.id, status: 'failed', error: { code: 'disposed' } });
       expect(await jobs.get(job.id)).toMatchObject({ status: 'failed', completed: 0 });
     } finally {
       await worker?.close();
-      await jobs.close();
-      await workerStore.close?.();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
+      await fleet.close();
     }
   }, 60_000);
 

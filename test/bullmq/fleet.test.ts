@@ -14,27 +14,24 @@ import type { VerificationResult } from '../../src/result.js';
 import { tcpTransport } from '../../src/smtp/tcp.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
-import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { startDnsServer } from '../support/dns-server.js';
+import { inProcessResults } from '../support/in-process-results.js';
+import { type MailDomains, startMailDomains } from '../support/mail-domains.js';
+import { ownFleet } from '../support/own-fleet.js';
 import { HAS_REDIS_SERVER, startPrivateRedis } from '../support/private-redis.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
-import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+import { startSmtpServer } from '../support/smtp-server.js';
 
 const enabled = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
 const COUNT = 3000;
 const DOMAINS = 6;
 
-let dns: DnsTestServer;
-const smtp: SmtpServerHarness[] = [];
+let mail: MailDomains;
 let emails: string[] = [];
 let expected: Pick<VerificationResult, 'email' | 'status' | 'sub_status'>[] = [];
 
 function verifier(): Verifier {
-  return createVerifier({
-    resolver: nodeResolver({ servers: [dns.address] }),
-    smtpPort: smtp[0]!.port,
-    allowAddresses: ['127.0.0.0/8'],
-    allowTlds: ['test'],
-  });
+  return createVerifier(mail.verifierOptions());
 }
 
 function brief(results: readonly VerificationResult[]) {
@@ -43,58 +40,62 @@ function brief(results: readonly VerificationResult[]) {
 
 beforeAll(async () => {
   if (!enabled) return;
-  const zone: Record<string, unknown> = {};
-  for (let d = 0; d < DOMAINS; d++) {
-    zone[`d${d}.fleet.test`] = { mx: [{ priority: 10, exchange: `mx${d}.fleet.test` }] };
-    zone[`mx${d}.fleet.test`] = { a: [`127.0.0.${d + 2}`] };
-  }
-  dns = await startDnsServer(zone as Parameters<typeof startDnsServer>[0]);
-  const first = await startSmtpServer({ host: '127.0.0.2', mailboxes: { nobody: 'missing' } });
-  smtp.push(first);
-  for (let d = 1; d < DOMAINS; d++) {
-    smtp.push(
-      await startSmtpServer({ host: `127.0.0.${d + 2}`, port: first.port, mailboxes: { nobody: 'missing' } }),
-    );
-  }
-  emails = Array.from({ length: COUNT }, (_, i) =>
-    i % 10 === 3 ? `nobody@d${i % DOMAINS}.fleet.test` : `user${i % 2000}@d${i % DOMAINS}.fleet.test`,
-  );
+  mail = await startMailDomains('fleet.test', DOMAINS);
+  emails = mail.addresses(COUNT, 2000);
   const inProcess = verifier();
-  const jobs = new BulkJobManager({ verifier: inProcess });
-  const job = await jobs.create({ emails });
-  const results: VerificationResult[] = [];
-  for await (const result of jobs.stream(job.id)) results.push(result);
-  expected = brief(results);
-  await jobs.close();
+  expected = brief(await inProcessResults(inProcess, emails));
   await inProcess.dispose();
 }, 120_000);
 
 afterAll(async () => {
-  for (const server of smtp) await server.close();
-  await dns?.close();
+  await mail?.close();
 });
+
+/**
+ * A greylisting mail domain `<name>.test` with the mailboxes `<name>0` to `<name><count - 1>`, all existing,
+ * behind one MX host on `host` that greylists each client address for 200 ms; and a verifier of it per
+ * address of `egress`, sending from that address. `close` disposes of the verifiers and stops the servers.
+ */
+async function greylistingDomain(name: string, host: string, count: number, egress: readonly string[]) {
+  const locals = Array.from({ length: count }, (_, i) => `${name}${i}`);
+  const mailboxes = Object.fromEntries(locals.map((local) => [local, 'ok' as const]));
+  const smtp = await startSmtpServer({ host, mailboxes, greylistClientMs: 200 });
+  const dns = await startDnsServer({
+    [`${name}.test`]: { mx: [{ priority: 10, exchange: `mx.${name}.test` }] },
+    [`mx.${name}.test`]: { a: [host] },
+  });
+  const verifiers = egress.map((localAddress) =>
+    createVerifier({
+      resolver: nodeResolver({ servers: [dns.address] }),
+      smtpPort: smtp.port,
+      allowAddresses: ['127.0.0.0/8'],
+      allowTlds: ['test'],
+      catchAll: false,
+      transport: tcpTransport({ localAddress }),
+    }),
+  );
+  return {
+    smtp,
+    verifiers,
+    addresses: locals.map((local) => `${local}@${name}.test`),
+    async close(): Promise<void> {
+      for (const v of verifiers) await v.dispose();
+      await smtp.close();
+      await dns.close();
+    },
+  };
+}
 
 describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
   it('verifies every position exactly once, as the in-process runner does', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const fleet = await ownFleet();
+    const { prefix, jobs } = fleet;
     const verifiers = [verifier(), verifier()];
     const workers: FleetWorker[] = [];
-    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
     try {
       await jobs.opened();
       for (const [i, v] of verifiers.entries()) {
-        workers.push(
-          await createWorker({
-            connection: REDIS_URL!,
-            prefix,
-            store: workerStore,
-            verifier: v,
-            id: `w${i}`,
-          }),
-        );
+        workers.push(await fleet.worker({ verifier: v, id: `w${i}` }));
       }
       expect(await jobs.fleetHealth()).toEqual({ queue: 'up', workers: 2 });
       const completes: Job[] = [];
@@ -118,27 +119,19 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       redis.disconnect();
     } finally {
       for (const worker of workers) await worker.close();
-      await jobs.close();
-      await workerStore.close?.();
+      await fleet.close();
       for (const v of verifiers) await v.dispose();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 120_000);
 
   it('keeps the source rows of a fleet job (written through the fleet statements) and refuses another header', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const fleet = await ownFleet();
+    const { jobs } = fleet;
     const v = verifier();
     const workers: FleetWorker[] = [];
-    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
     try {
       await jobs.opened();
-      workers.push(
-        await createWorker({ connection: REDIS_URL!, prefix, store: workerStore, verifier: v, id: 'w0' }),
-      );
+      workers.push(await fleet.worker({ verifier: v, id: 'w0' }));
       const columns = ['id', 'email', 'note'];
       const rows = emails
         .slice(0, 3)
@@ -162,11 +155,8 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(page.results.map((result) => result.email)).toEqual([0, 1, 2, 4, 5].map((i) => emails[i]));
     } finally {
       for (const worker of workers) await worker.close();
-      await jobs.close();
-      await workerStore.close?.();
+      await fleet.close();
       await v.dispose();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 60_000);
 
@@ -219,47 +209,17 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
   }, 120_000);
 
   it('retries a greylisted address from the worker (egress address) that was greylisted', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const mailboxes = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`grey${i}`, 'ok' as const]));
-    const grey = await startSmtpServer({ host: '127.0.0.20', mailboxes, greylistClientMs: 200 });
-    const greyDns = await startDnsServer({
-      'grey.test': { mx: [{ priority: 10, exchange: 'mx.grey.test' }] },
-      'mx.grey.test': { a: ['127.0.0.20'] },
-    } as Parameters<typeof startDnsServer>[0]);
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const jobs = new BulkJobManager({
-      store,
-      runner: bullmqRunner({ connection: REDIS_URL!, prefix, chunkSize: 2 }),
-    });
     const egress = ['127.0.0.21', '127.0.0.22'];
-    const verifiers = egress.map((localAddress) =>
-      createVerifier({
-        resolver: nodeResolver({ servers: [greyDns.address] }),
-        smtpPort: grey.port,
-        allowAddresses: ['127.0.0.0/8'],
-        allowTlds: ['test'],
-        catchAll: false,
-        transport: tcpTransport({ localAddress }),
-      }),
-    );
+    const grey = await greylistingDomain('grey', '127.0.0.20', 40, egress);
+    const fleet = await ownFleet({ chunkSize: 2 });
+    const { jobs } = fleet;
     const workers: FleetWorker[] = [];
     try {
       await jobs.opened();
-      for (const [i, v] of verifiers.entries()) {
-        workers.push(
-          await createWorker({
-            connection: REDIS_URL!,
-            prefix,
-            store: workerStore,
-            verifier: v,
-            id: `egress${i}`,
-            concurrency: 2,
-          }),
-        );
+      for (const [i, v] of grey.verifiers.entries()) {
+        workers.push(await fleet.worker({ verifier: v, id: `egress${i}`, concurrency: 2 }));
       }
-      const addresses = Object.keys(mailboxes).map((local) => `${local}@grey.test`);
+      const { addresses } = grey;
       const job = await jobs.create({ emails: addresses, greylistRetry: { delaysMs: [400, 400] } });
       const results: VerificationResult[] = [];
       for await (const result of jobs.stream(job.id)) results.push(result);
@@ -267,7 +227,7 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(results.every((result) => result.status === 'valid')).toBe(true);
       // Each address was greylisted once, then accepted from the same client address.
       const clients = new Map<string, string[]>();
-      for (const { recipient, client } of grey.rcptClients()) {
+      for (const { recipient, client } of grey.smtp.rcptClients()) {
         clients.set(recipient, [...(clients.get(recipient) ?? []), client]);
       }
       for (const address of addresses) {
@@ -280,52 +240,21 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(new Set([...clients.values()].map((seen) => seen[0])).size).toBe(2);
     } finally {
       for (const worker of workers) await worker.close();
-      await jobs.close();
-      await workerStore.close?.();
-      for (const v of verifiers) await v.dispose();
+      await fleet.close();
       await grey.close();
-      await greyDns.close();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 120_000);
 
   it('hands a greylisting retry to any worker once the greylisted one is gone past the deadline', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const mailboxes = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`late${i}`, 'ok' as const]));
-    const grey = await startSmtpServer({ host: '127.0.0.23', mailboxes, greylistClientMs: 200 });
-    const greyDns = await startDnsServer({
-      'late.test': { mx: [{ priority: 10, exchange: 'mx.late.test' }] },
-      'mx.late.test': { a: ['127.0.0.23'] },
-    } as Parameters<typeof startDnsServer>[0]);
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const runner = bullmqRunner({ connection: REDIS_URL!, prefix, reconcileMs: 200, retryFallbackMs: 300 });
-    const jobs = new BulkJobManager({ store, runner });
-    const verifiers = ['127.0.0.24', '127.0.0.25'].map((localAddress) =>
-      createVerifier({
-        resolver: nodeResolver({ servers: [greyDns.address] }),
-        smtpPort: grey.port,
-        allowAddresses: ['127.0.0.0/8'],
-        allowTlds: ['test'],
-        catchAll: false,
-        transport: tcpTransport({ localAddress }),
-      }),
-    );
-    const start = (i: number) =>
-      createWorker({
-        connection: REDIS_URL!,
-        prefix,
-        store: workerStore,
-        verifier: verifiers[i]!,
-        id: `late${i}`,
-      });
+    const grey = await greylistingDomain('late', '127.0.0.23', 10, ['127.0.0.24', '127.0.0.25']);
+    const fleet = await ownFleet({ reconcileMs: 200, retryFallbackMs: 300 });
+    const { prefix, jobs } = fleet;
+    const start = (i: number) => fleet.worker({ verifier: grey.verifiers[i]!, id: `late${i}` });
     let second: FleetWorker | undefined;
     try {
       await jobs.opened();
       const first = await start(0);
-      const addresses = Object.keys(mailboxes).map((local) => `${local}@late.test`);
+      const { addresses } = grey;
       const job = await jobs.create({ emails: addresses, greylistRetry: { delaysMs: [500, 500] } });
       await expect.poll(async () => (await jobs.get(job.id))?.retries.waiting, { timeout: 10_000 }).toBe(10);
       await first.close(); // gone, with its retries on its own queue
@@ -333,7 +262,7 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       const results: VerificationResult[] = [];
       for await (const result of jobs.stream(job.id)) results.push(result);
       expect(results.map((result) => result.status)).toEqual(addresses.map(() => 'valid'));
-      const late = grey.rcptClients().filter(({ client }) => client === '127.0.0.25');
+      const late = grey.smtp.rcptClients().filter(({ client }) => client === '127.0.0.25');
       expect(new Set(late.map(({ recipient }) => recipient)).size).toBe(10);
       // Completion removed the job's chunks left on the gone worker's retry queue, and that queue itself.
       const redis = new Redis(REDIS_URL!);
@@ -348,21 +277,14 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       }
     } finally {
       await second?.close();
-      await jobs.close();
-      await workerStore.close?.();
-      for (const v of verifiers) await v.dispose();
+      await fleet.close();
       await grey.close();
-      await greyDns.close();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 120_000);
 
   it('waits out a store that fails (PostgreSQL unreachable) and still writes each position once', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const real = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const fleet = await ownFleet();
+    const { jobs, workerStore: real } = fleet;
     let failures = 6;
     const unreachable = () => new Error('connect ECONNREFUSED 127.0.0.1:5432');
     const flaky: typeof real = {
@@ -376,19 +298,12 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
         return real.fleetCommit(id, positions, results, retries, now);
       },
     };
-    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
     const v = verifier();
     const errors: unknown[] = [];
     let worker: FleetWorker | undefined;
     try {
       await jobs.opened();
-      worker = await createWorker({
-        connection: REDIS_URL!,
-        prefix,
-        store: flaky,
-        verifier: v,
-        onError: (error) => errors.push(error),
-      });
+      worker = await fleet.worker({ store: flaky, verifier: v, onError: (error) => errors.push(error) });
       const job = await jobs.create({ emails: emails.slice(0, 600) });
       const streamed: VerificationResult[] = [];
       for await (const result of jobs.stream(job.id)) streamed.push(result);
@@ -399,11 +314,8 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(errors.filter((error) => String(error).includes('ECONNREFUSED'))).toHaveLength(6);
     } finally {
       await worker?.close();
-      await jobs.close();
-      await real.close?.();
+      await fleet.close();
       await v.dispose();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 120_000);
 
@@ -464,13 +376,8 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
   );
 
   it('removes the chunks of a deleted job from the queue', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const jobs = new BulkJobManager({
-      store,
-      runner: bullmqRunner({ connection: REDIS_URL!, prefix, chunkSize: 10 }),
-    });
+    const fleet = await ownFleet({ chunkSize: 10 });
+    const { prefix, jobs } = fleet;
     const redis = new Redis(REDIS_URL!);
     try {
       await jobs.opened();
@@ -484,18 +391,13 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       expect(await jobs.get(other.id)).toMatchObject({ status: 'processing', total: 20 });
     } finally {
       redis.disconnect();
-      await jobs.close();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
+      await fleet.close();
     }
   }, 60_000);
 
   it('bounds a verification that never answers (verificationTimeoutMs)', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
-    const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-    const jobs = new BulkJobManager({ store, runner: bullmqRunner({ connection: REDIS_URL!, prefix }) });
+    const fleet = await ownFleet();
+    const { jobs } = fleet;
     const v = verifier();
     const hanging = {
       verify: (email: string) => (email.startsWith('hang@') ? new Promise<never>(() => {}) : v.verify(email)),
@@ -503,13 +405,7 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
     let worker: FleetWorker | undefined;
     try {
       await jobs.opened();
-      worker = await createWorker({
-        connection: REDIS_URL!,
-        prefix,
-        store: workerStore,
-        verifier: hanging,
-        verificationTimeoutMs: 2000,
-      });
+      worker = await fleet.worker({ verifier: hanging, verificationTimeoutMs: 2000 });
       const job = await jobs.create({ emails: ['hang@d0.fleet.test', emails[0]!] });
       const results: VerificationResult[] = [];
       for await (const result of jobs.stream(job.id)) results.push(result);
@@ -519,11 +415,8 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
       ]);
     } finally {
       await worker?.close();
-      await jobs.close();
-      await workerStore.close?.();
+      await fleet.close();
       await v.dispose();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 60_000);
 });

@@ -17,6 +17,7 @@ import { postgresStore } from '../../src/postgres/pg.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { handlerCaller } from '../support/http-call.js';
 import { BIN } from '../support/mailvet-bin.js';
 import {
   HAS_POSTGRES_BINARIES,
@@ -67,21 +68,7 @@ afterAll(async () => {
   await dns?.close();
 });
 
-async function call(handler: ReturnType<typeof createHandler>, method: string, path: string, body?: unknown) {
-  const response = await handler(
-    new Request(`http://127.0.0.1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-  );
-  const text = await response.text();
-  return {
-    status: response.status,
-    retryAfter: response.headers.get('retry-after'),
-    body: text === '' ? undefined : JSON.parse(text),
-  };
-}
+const call = handlerCaller(KEY);
 
 describe.skipIf(!enabled)('PostgreSQL unreachable under a fleet job', () => {
   it('classifies what pg throws when the server is gone as unreachable, a refused statement as rejected', () => {

@@ -7,23 +7,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BulkJobManager } from '../../src/bulk/manager.js';
-import { nodeResolver } from '../../src/dns/node.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
-import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { serverCaller } from '../support/http-call.js';
+import { inProcessResults } from '../support/in-process-results.js';
+import { type MailDomains, startMailDomains } from '../support/mail-domains.js';
 import { BIN } from '../support/mailvet-bin.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
-import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
 
 const enabled = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
 const KEY = 'fleet-test-key';
 const COUNT = 30_000;
 const DOMAINS = 8;
 
-let dns: DnsTestServer;
-const smtp: SmtpServerHarness[] = [];
+let mail: MailDomains;
 let emails: string[] = [];
 let expected: Brief[] = [];
 
@@ -72,18 +70,7 @@ async function spawnBin(args: string[], ready: RegExp): Promise<Proc & { match: 
 }
 
 function network(): string[] {
-  return [
-    '--dns',
-    dns.address,
-    '--smtp-port',
-    String(smtp[0]!.port),
-    '--allow-address',
-    '127.0.0.0/8',
-    '--allow-tld',
-    'test',
-    '--helo',
-    'fleet.test',
-  ];
+  return [...mail.cliFlags(), '--helo', 'fleet.test'];
 }
 
 /** One fleet: its schema, prefix and processes. */
@@ -160,15 +147,7 @@ class Fleet {
   }
 }
 
-async function call(url: string, path: string, init: RequestInit = {}): Promise<unknown> {
-  const response = await fetch(`${url}${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers },
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
-  return body;
-}
+const call = serverCaller(KEY);
 
 interface WireJob {
   id: string;
@@ -213,41 +192,15 @@ async function expectExactlyOnce(url: string, id: string): Promise<void> {
 
 beforeAll(async () => {
   if (!enabled) return;
-  const zone: Record<string, unknown> = {};
-  for (let d = 0; d < DOMAINS; d++) {
-    zone[`d${d}.fleet.test`] = { mx: [{ priority: 10, exchange: `mx${d}.fleet.test` }] };
-    zone[`mx${d}.fleet.test`] = { a: [`127.0.0.${d + 2}`] };
-  }
-  dns = await startDnsServer(zone as Parameters<typeof startDnsServer>[0]);
-  const first = await startSmtpServer({ host: '127.0.0.2', mailboxes: { nobody: 'missing' } });
-  smtp.push(first);
-  for (let d = 1; d < DOMAINS; d++) {
-    smtp.push(
-      await startSmtpServer({ host: `127.0.0.${d + 2}`, port: first.port, mailboxes: { nobody: 'missing' } }),
-    );
-  }
-  emails = Array.from({ length: COUNT }, (_, i) =>
-    i % 10 === 3 ? `nobody@d${i % DOMAINS}.fleet.test` : `user${i % 20_000}@d${i % DOMAINS}.fleet.test`,
-  );
-  const verifier = createVerifier({
-    resolver: nodeResolver({ servers: [dns.address] }),
-    smtpPort: first.port,
-    allowAddresses: ['127.0.0.0/8'],
-    allowTlds: ['test'],
-    heloHost: 'fleet.test',
-  });
-  const jobs = new BulkJobManager({ verifier });
-  const job = await jobs.create({ emails });
-  const results: VerificationResult[] = [];
-  for await (const result of jobs.stream(job.id)) results.push(result);
-  expected = brief(results);
-  await jobs.close();
+  mail = await startMailDomains('fleet.test', DOMAINS);
+  emails = mail.addresses(COUNT, 20_000);
+  const verifier = createVerifier({ ...mail.verifierOptions(), heloHost: 'fleet.test' });
+  expected = brief(await inProcessResults(verifier, emails));
   await verifier.dispose();
 }, 180_000);
 
 afterAll(async () => {
-  for (const server of smtp) await server.close();
-  await dns?.close();
+  await mail?.close();
 });
 
 describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailvet worker', () => {

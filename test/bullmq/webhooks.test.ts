@@ -10,11 +10,12 @@ import { BulkJobManager } from '../../src/bulk/manager.js';
 import { bullmqRunner } from '../../src/bullmq/runner.js';
 import { createWorker, type FleetWorker } from '../../src/bullmq/worker.js';
 import { nodeResolver } from '../../src/dns/node.js';
-import { createHandler, type Handler } from '../../src/http/handler.js';
+import { createHandler } from '../../src/http/handler.js';
 import { postgresStore } from '../../src/postgres/pg.js';
 import { createVerifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { handlerCaller } from '../support/http-call.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { receiver, SECRET } from '../webhooks/support.js';
 
@@ -29,23 +30,16 @@ afterAll(async () => {
   await dns?.close();
 });
 
-async function call(handler: Handler, method: string, path: string, body?: unknown) {
-  const response = await handler(
-    new Request(`http://127.0.0.1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-  );
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
-}
+const call = handlerCaller(KEY);
 
 /**
  * Two API nodes of one fleet (a manager and a handler each, with webhooks signed by SECRET) and a third store
- * for a worker, all on `schema` and `prefix`.
+ * for a worker, all on a schema and a key prefix of their own. `close` closes them all and deletes the schema
+ * and the keys; close the worker first.
  */
-async function apiNodes(schema: string, prefix: string, retryDelaysMs?: readonly number[]) {
+async function apiNodes(retryDelaysMs?: readonly number[]) {
+  const schema = testSchema();
+  const prefix = testPrefix();
   const stores = await Promise.all(
     [0, 1, 2].map(() => postgresStore({ connectionString: POSTGRES_URL!, schema })),
   );
@@ -66,18 +60,24 @@ async function apiNodes(schema: string, prefix: string, retryDelaysMs?: readonly
       },
     }),
   );
-  return { stores, managers, handlers };
+  async function close(): Promise<void> {
+    for (const handler of handlers) await handler.close();
+    for (const jobs of managers) await jobs.close();
+    await stores[2]!.close?.();
+    await deletePrefix(prefix);
+    await dropPostgresSchema(schema);
+  }
+  return { prefix, stores, managers, handlers, close };
 }
 
 describe.skipIf(!enabled)('job webhooks on a fleet', () => {
   it('delivers bulk.completed once, signed, whichever API nodes hear it', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
     const hook = await receiver(SECRET, (_request, response, index) => {
       response.statusCode = index === 0 ? 503 : 204; // the first attempt fails: its retry follows
       response.end();
     });
-    const { stores, managers, handlers } = await apiNodes(schema, prefix, [300, 300]);
+    const nodes = await apiNodes([300, 300]);
+    const { prefix, stores, managers, handlers } = nodes;
     const v = createVerifier({ resolver: nodeResolver({ servers: [dns.address] }), allowTlds: ['test'] });
     let worker: FleetWorker | undefined;
     try {
@@ -116,24 +116,19 @@ describe.skipIf(!enabled)('job webhooks on a fleet', () => {
       expect(states.sort()).toEqual(['', 'retrying,delivered']);
     } finally {
       await worker?.close();
-      for (const handler of handlers) await handler.close();
-      for (const jobs of managers) await jobs.close();
-      await stores[2]!.close?.();
+      await nodes.close();
       await v.dispose();
       await hook.close();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 60_000);
 
   it('delivers the event from another API node when the one that created the job is gone', async () => {
-    const schema = testSchema();
-    const prefix = testPrefix();
     const hook = await receiver(SECRET, (_request, response) => {
       response.statusCode = 204;
       response.end();
     });
-    const { stores, managers, handlers } = await apiNodes(schema, prefix);
+    const nodes = await apiNodes();
+    const { prefix, stores, managers, handlers } = nodes;
     const v = createVerifier({ resolver: nodeResolver({ servers: [dns.address] }), allowTlds: ['test'] });
     let worker: FleetWorker | undefined;
     try {
@@ -167,13 +162,9 @@ describe.skipIf(!enabled)('job webhooks on a fleet', () => {
       }
     } finally {
       await worker?.close();
-      for (const handler of handlers) await handler.close();
-      for (const jobs of managers) await jobs.close();
-      await stores[2]!.close?.();
+      await nodes.close();
       await v.dispose();
       await hook.close();
-      await deletePrefix(prefix);
-      await dropPostgresSchema(schema);
     }
   }, 60_000);
 });

@@ -9,44 +9,28 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BulkJobManager } from '../../src/bulk/manager.js';
-import { nodeResolver } from '../../src/dns/node.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
-import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
-import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+import { serverCaller } from '../support/http-call.js';
+import { inProcessResults } from '../support/in-process-results.js';
+import { type MailDomains, startMailDomains } from '../support/mail-domains.js';
+import { BIN } from '../support/mailvet-bin.js';
 
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 const KEY = 'crash-test-key';
 const COUNT = 20_000;
 const DOMAINS = 16;
 
-let dns: DnsTestServer;
-const smtp: SmtpServerHarness[] = [];
+let mail: MailDomains;
 let emails: string[] = [];
 let expected: Pick<VerificationResult, 'email' | 'status' | 'sub_status'>[] = [];
-
-function network(): string[] {
-  return [
-    '--dns',
-    dns.address,
-    '--smtp-port',
-    String(smtp[0]!.port),
-    '--allow-address',
-    '127.0.0.0/8',
-    '--allow-tld',
-    'test',
-  ];
-}
 
 /** Starts `mailvet serve` and resolves with the process and its URL once it listens. */
 async function serve(store: string[]): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--port', '0', '--no-console', ...store, ...network()],
+    [BIN, 'serve', '--port', '0', '--no-console', ...store, ...mail.cliFlags()],
     {
       env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -69,15 +53,7 @@ async function serve(store: string[]): Promise<{ child: ChildProcess; url: strin
   throw new Error(`mailvet serve did not start:\n${output}`);
 }
 
-async function api(url: string, path: string, init: RequestInit = {}): Promise<unknown> {
-  const response = await fetch(`${url}${path}`, {
-    ...init,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers },
-  });
-  const body = await response.json();
-  if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
-  return body;
-}
+const api = serverCaller(KEY);
 
 interface WireJob {
   id: string;
@@ -132,40 +108,17 @@ async function crashAndResume(store: string[]): Promise<void> {
 
 beforeAll(async () => {
   // Each domain has its own MX host on its own loopback address (the verifier is polite per MX).
-  const zone: Record<string, unknown> = {};
-  for (let d = 0; d < DOMAINS; d++) {
-    zone[`d${d}.crash.test`] = { mx: [{ priority: 10, exchange: `mx${d}.crash.test` }] };
-    zone[`mx${d}.crash.test`] = { a: [`127.0.0.${d + 2}`] };
-  }
-  dns = await startDnsServer(zone as Parameters<typeof startDnsServer>[0]);
-  const first = await startSmtpServer({ host: '127.0.0.2', mailboxes: { nobody: 'missing' } });
-  smtp.push(first);
-  for (let d = 1; d < DOMAINS; d++) {
-    const host = `127.0.0.${d + 2}`;
-    smtp.push(await startSmtpServer({ host, port: first.port, mailboxes: { nobody: 'missing' } }));
-  }
-  emails = Array.from({ length: COUNT }, (_, i) =>
-    i % 10 === 3 ? `nobody@d${i % DOMAINS}.crash.test` : `user${i % 15_000}@d${i % DOMAINS}.crash.test`,
-  );
+  mail = await startMailDomains('crash.test', DOMAINS);
+  emails = mail.addresses(COUNT, 15_000);
   // The same verification in process, without a crash: what the resumed job must equal.
-  const verifier = createVerifier({
-    resolver: nodeResolver({ servers: [dns.address] }),
-    smtpPort: first.port,
-    allowAddresses: ['127.0.0.0/8'],
-    allowTlds: ['test'],
-  });
-  const jobs = new BulkJobManager({ verifier });
-  const job = await jobs.create({ emails });
-  const results: VerificationResult[] = [];
-  for await (const result of jobs.stream(job.id)) results.push(result);
+  const verifier = createVerifier(mail.verifierOptions());
+  const results = await inProcessResults(verifier, emails);
   expected = results.map(({ email, status, sub_status }) => ({ email, status, sub_status }));
-  await jobs.close();
   await verifier.dispose();
 }, 120_000);
 
 afterAll(async () => {
-  for (const server of smtp) await server.close();
-  await dns?.close();
+  await mail?.close();
 });
 
 describe('a killed mailvet serve resumes its jobs', () => {
