@@ -84,7 +84,7 @@ describe.skipIf(!enabled)('fleet jobs that fail', () => {
       expect(done.error!.message).toContain('no_poison');
       expect(done.completed_at).not.toBeNull();
       await expect
-        .poll(() => failed.sort())
+        .poll(() => failed.sort(), { timeout: 10_000 }) // the event reaches each node over Redis pub/sub
         .toEqual([`0 ${job.id} failed store_error`, `1 ${job.id} failed store_error`]);
       expect(completed).toEqual([]);
       // The poisoned chunk ran exactly chunkAttempts times.
