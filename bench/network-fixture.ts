@@ -50,9 +50,10 @@ export interface NetworkFixture {
   dnsQueries(): number;
   /**
    * Addresses, catch-all probes (one per domain) and refused addresses (`550`, which count against
-   * `maxRejectsPerSession`) each mail host gets, in host order.
+   * `maxRejectsPerSession`) each mail host gets, in host order; and each host's addresses in list order, as
+   * `true` for a refused one.
    */
-  perHost(): { addresses: number[]; probes: number[]; rejects: number[] };
+  perHost(): { addresses: number[]; probes: number[]; rejects: number[]; refusedInOrder: boolean[][] };
   /** The statuses the workload must end with (the harness's mailboxes decide them). */
   expectedStatuses(): Partial<Record<Status, number>>;
   close(): Promise<void>;
@@ -149,16 +150,18 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
       const addresses = hostIps.map(() => 0);
       const probes = hostIps.map(() => 0);
       const rejects = hostIps.map(() => 0);
+      const refusedInOrder = hostIps.map((): boolean[] => []);
       for (let index = 0; index < shape.addresses; index++) {
         const host = (index % shape.domains) % shape.mxHosts;
         addresses[host] = addresses[host]! + 1;
         const refused = host !== shape.mxHosts - 1 && !mailboxExists(Math.floor(index / shape.domains));
         if (refused) rejects[host] = rejects[host]! + 1;
+        refusedInOrder[host]!.push(refused);
       }
       for (let index = 0; index < Math.min(shape.domains, shape.addresses); index++) {
         probes[index % shape.mxHosts] = probes[index % shape.mxHosts]! + 1;
       }
-      return { addresses, probes, rejects };
+      return { addresses, probes, rejects, refusedInOrder };
     },
     expectedStatuses() {
       const counts = { valid: 0, invalid: 0, catch_all: 0 };
@@ -310,6 +313,50 @@ export function sessionBoundMs(
         2 * sessions + Math.ceil(addresses / groupSize(model)),
       );
       const waits = pooled + 3 * probes;
+      return Math.ceil(waits / model.perMxConcurrency) * model.delayMs;
+    }),
+  );
+}
+
+/**
+ * The in-order estimate: what the session bound becomes for a client that takes each host's addresses in list
+ * order (it cannot know beforehand which ones the server refuses) under the same caps. Each session waits for its
+ * greeting and EHLO, then sends groups of at most {@link groupSize} RCPTs, none larger than its reject cap has left,
+ * and ends at `maxRcptPerSession` RCPTs or `maxRejectsPerSession` refused ones; probes as in
+ * {@link sessionBoundMs}. Where refused addresses come in runs, the reject cap ends sessions early and this is above
+ * the session bound, which assumes the refusals spread evenly over the sessions. A model of the pool (its two
+ * sessions per host take turns at one queue), not a bound.
+ */
+export function inOrderEstimateMs(
+  refusedInOrder: readonly (readonly boolean[])[],
+  probesPerHost: readonly number[],
+  model: BoundModel,
+): number {
+  return Math.max(
+    ...refusedInOrder.map((refused, host) => {
+      let waits = 3 * (probesPerHost[host] ?? 0);
+      let next = 0;
+      while (next < refused.length) {
+        waits += 2; // greeting, EHLO
+        let rcpts = 0;
+        let rejects = 0;
+        while (
+          next < refused.length &&
+          rcpts < model.maxRcptPerSession &&
+          rejects < model.maxRejectsPerSession
+        ) {
+          const room = Math.min(
+            groupSize(model),
+            model.maxRcptPerSession - rcpts,
+            model.maxRejectsPerSession - rejects,
+          );
+          const group = refused.slice(next, next + room);
+          next += group.length;
+          rcpts += group.length;
+          rejects += group.filter(Boolean).length;
+          waits += 1;
+        }
+      }
       return Math.ceil(waits / model.perMxConcurrency) * model.delayMs;
     }),
   );
