@@ -54,44 +54,60 @@ export function enhancedCodeOf(code: number, text: string): string | null {
  * parser.push('250 SMTPUTF8');       // { code: 250, lines: ['mx.example.com', 'SMTPUTF8'], ... }
  */
 export function createReplyParser(limits: ReplyLimits = {}, stage?: SmtpStage): ReplyParser {
-  const maxLineLength = limits.maxLineLength ?? DEFAULT_REPLY_LIMITS.maxLineLength;
-  const maxLines = limits.maxLines ?? DEFAULT_REPLY_LIMITS.maxLines;
-  const maxReplyLength = limits.maxReplyLength ?? DEFAULT_REPLY_LIMITS.maxReplyLength;
-  const maxTextLength = limits.maxTextLength ?? DEFAULT_REPLY_LIMITS.maxTextLength;
-  const lines: string[] = [];
-  let code = 0;
-  let size = 0;
-  let spent = false;
+  return new LineParser(limits, stage);
+}
 
-  const fail = (message: string): never => {
-    spent = true;
-    throw new SmtpError('protocol', message, stage === undefined ? {} : { stage });
-  };
+/** {@link createReplyParser}'s parser: one object per reply (a session reads one reply per address). */
+class LineParser implements ReplyParser {
+  readonly #maxLineLength: number;
+  readonly #maxLines: number;
+  readonly #maxReplyLength: number;
+  readonly #maxTextLength: number;
+  readonly #stage: SmtpStage | undefined;
+  readonly #lines: string[] = [];
+  #code = 0;
+  #size = 0;
+  #spent = false;
 
-  return {
-    push(line) {
-      if (spent) fail('reply parser used after a complete or failed reply');
-      if (line.length > maxLineLength) fail(`reply line longer than ${maxLineLength} characters`);
-      size += line.length;
-      if (size > maxReplyLength) fail(`reply longer than ${maxReplyLength} characters`);
-      if (lines.length >= maxLines) fail(`reply with more than ${maxLines} lines`);
-      const match = LINE.exec(line);
-      if (match === null) fail(`malformed reply line: ${JSON.stringify(line.slice(0, 80))}`);
-      const lineCode = Number(match![1]);
-      if (lines.length > 0 && lineCode !== code) fail(`reply code changed from ${code} to ${lineCode}`);
-      code = lineCode;
-      lines.push(line.slice(4).replace(CONTROLS, ' '));
-      if (match![2] === '-') return null;
-      spent = true;
-      const text = lines.join(' ');
-      return {
-        code,
-        enhanced: enhancedCodeOf(code, lines[0]!),
-        lines,
-        text: text.length > maxTextLength ? text.slice(0, maxTextLength) : text,
-      };
-    },
-  };
+  constructor(limits: ReplyLimits, stage: SmtpStage | undefined) {
+    this.#maxLineLength = limits.maxLineLength ?? DEFAULT_REPLY_LIMITS.maxLineLength;
+    this.#maxLines = limits.maxLines ?? DEFAULT_REPLY_LIMITS.maxLines;
+    this.#maxReplyLength = limits.maxReplyLength ?? DEFAULT_REPLY_LIMITS.maxReplyLength;
+    this.#maxTextLength = limits.maxTextLength ?? DEFAULT_REPLY_LIMITS.maxTextLength;
+    this.#stage = stage;
+  }
+
+  #fail(message: string): never {
+    this.#spent = true;
+    throw new SmtpError('protocol', message, this.#stage === undefined ? {} : { stage: this.#stage });
+  }
+
+  push(line: string): SmtpReply | null {
+    const lines = this.#lines;
+    if (this.#spent) this.#fail('reply parser used after a complete or failed reply');
+    if (line.length > this.#maxLineLength)
+      this.#fail(`reply line longer than ${this.#maxLineLength} characters`);
+    this.#size += line.length;
+    if (this.#size > this.#maxReplyLength) this.#fail(`reply longer than ${this.#maxReplyLength} characters`);
+    if (lines.length >= this.#maxLines) this.#fail(`reply with more than ${this.#maxLines} lines`);
+    const match = LINE.exec(line);
+    if (match === null) return this.#fail(`malformed reply line: ${JSON.stringify(line.slice(0, 80))}`);
+    const lineCode = Number(match[1]);
+    if (lines.length > 0 && lineCode !== this.#code) {
+      this.#fail(`reply code changed from ${this.#code} to ${lineCode}`);
+    }
+    this.#code = lineCode;
+    lines.push(line.slice(4).replace(CONTROLS, ' '));
+    if (match[2] === '-') return null;
+    this.#spent = true;
+    const text = lines.length === 1 ? lines[0]! : lines.join(' ');
+    return {
+      code: lineCode,
+      enhanced: enhancedCodeOf(lineCode, lines[0]!),
+      lines,
+      text: text.length > this.#maxTextLength ? text.slice(0, this.#maxTextLength) : text,
+    };
+  }
 }
 
 /**

@@ -148,6 +148,8 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
    */
   const sessionAbort =
     options.signal === undefined || options.signal === channel.signal ? undefined : abortRace(options.signal);
+  /** What every read races against when its command has no signal of its own. */
+  const sessionAborts: readonly Promise<never>[] = sessionAbort === undefined ? [] : [sessionAbort.promise];
 
   const close = () => {
     usable = false;
@@ -182,7 +184,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
   ): Promise<SmtpReply> => {
     const parser = createReplyParser(options.limits, stage);
     const commandAbort = command.signal === undefined ? undefined : abortRace(command.signal);
-    const aborts = [sessionAbort?.promise, commandAbort?.promise].filter((abort) => abort !== undefined);
+    const aborts = commandAbort === undefined ? sessionAborts : [...sessionAborts, commandAbort.promise];
     let lines = 0;
     try {
       for (;;) {
