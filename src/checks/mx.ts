@@ -9,19 +9,11 @@ import { lookupName } from '../dns/name.js';
 import type { DnsAnswer, MxRecord } from '../dns/types.js';
 import { DnsError } from '../errors.js';
 import { verdictOf } from '../result.js';
+import { weakMemo } from '../weak-memo.js';
 import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
 
-const guards = new WeakMap<readonly string[], AddressGuard>();
-
 /** One guard per `allowAddresses` list (options are resolved once, so the list object is stable). */
-function guardFor(allow: readonly string[]): AddressGuard {
-  let guard = guards.get(allow);
-  if (guard === undefined) {
-    guard = createAddressGuard(allow);
-    guards.set(allow, guard);
-  }
-  return guard;
-}
+const guardFor = weakMemo((allow: readonly string[]): AddressGuard => createAddressGuard(allow));
 
 /** A null MX (RFC 7505): `0 .`, which node:dns reports with an empty exchange. */
 function isNullMx(record: MxRecord): boolean {
@@ -47,16 +39,7 @@ function byPreference(records: readonly MxRecord[]): Hosts {
  * {@link byPreference} of each MX answer, kept while the answer object lives: a caching resolver hands out the
  * same answer for every address of a domain, which then costs no sort, set or string work.
  */
-const sortedHosts = new WeakMap<readonly MxRecord[], Hosts>();
-
-function hostsByPreference(records: readonly MxRecord[]): Hosts {
-  let hosts = sortedHosts.get(records);
-  if (hosts === undefined) {
-    hosts = byPreference(records);
-    sortedHosts.set(records, hosts);
-  }
-  return hosts;
-}
+const hostsByPreference = weakMemo(byPreference);
 
 /** An abort signal that fires when the caller aborts or the verification's budget is spent. */
 function budget(state: CheckState): { signal: AbortSignal; release(): void } {
@@ -118,17 +101,13 @@ function dnsFailure(error: unknown): string {
  * {@link hostOutcome} of each address answer, per guard, kept while the answer object lives (a caching resolver
  * hands out the same one for every address of the host): the guard's parsing of each address is done once.
  */
-const outcomesByGuard = new WeakMap<
-  AddressGuard,
-  WeakMap<DnsAnswer<string>, { readonly host: string; readonly outcome: HostOutcome }>
->();
+const outcomesByGuard = weakMemo(
+  (_guard: AddressGuard) =>
+    new WeakMap<DnsAnswer<string>, { readonly host: string; readonly outcome: HostOutcome }>(),
+);
 
 function guardedHost(host: string, answer: DnsAnswer<string>, guard: AddressGuard): HostOutcome {
-  let outcomes = outcomesByGuard.get(guard);
-  if (outcomes === undefined) {
-    outcomes = new WeakMap();
-    outcomesByGuard.set(guard, outcomes);
-  }
+  const outcomes = outcomesByGuard(guard);
   const known = outcomes.get(answer);
   if (known !== undefined && known.host === host) return known.outcome;
   const outcome = hostOutcome(host, answer, guard);

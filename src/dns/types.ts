@@ -12,7 +12,8 @@ export interface MxRecord {
 /**
  * An answer from DNS is a value: records, "the name exists but has no such records" (`nodata`) or
  * "the name does not exist" (`nxdomain`). Failing to get an answer (SERVFAIL, REFUSED, timeout) is a thrown
- * {@link DnsError} instead.
+ * {@link DnsError} instead. An answer is never changed once handed out: the MX check keeps what it derives from
+ * one (sorted hosts, guarded addresses) with that answer object, for as long as a cache hands it out again.
  */
 export type DnsAnswer<T> =
   | { readonly kind: 'records'; readonly records: readonly T[]; readonly ttlSeconds?: number }

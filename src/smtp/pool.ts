@@ -20,6 +20,7 @@ import pLimit from 'p-limit';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { SmtpError } from '../errors.js';
 import type { TlsPolicy } from '../options.js';
+import { weakMemo } from '../weak-memo.js';
 import { limitsSession } from './classify.js';
 import { printable } from './reply.js';
 import type { CommandOptions, PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from './types.js';
@@ -274,16 +275,7 @@ function keyOf(target: PoolTarget): string {
 }
 
 /** The profile of each settings object: callers reuse one object for many requests (see checks/smtp). */
-const profiles = new WeakMap<SessionSettings, string>();
-
-function profileOf(settings: SessionSettings): string {
-  let profile = profiles.get(settings);
-  if (profile === undefined) {
-    profile = `${settings.heloHost}\n${settings.tls}`;
-    profiles.set(settings, profile);
-  }
-  return profile;
-}
+const profileOf = weakMemo((settings: SessionSettings): string => `${settings.heloHost}\n${settings.tls}`);
 
 function unref(timer: ReturnType<typeof setTimeout>): void {
   (timer as { unref?: () => void }).unref?.();
