@@ -98,6 +98,8 @@ const CLAIM_MS = 7 * 86_400_000;
 const WEBHOOK_FINAL_EVENTS = ['bulk.completed', 'bulk.failed'] as const;
 /** Collects progress events of a job for this long before reading it once. */
 const PROGRESS_COALESCE_MS = 100;
+/** How long a node keeps trying to read a job whose completion or failure it heard, to tell its listeners. */
+const TELL_RETRY_MS = 120_000;
 
 /** How a chunk job is kept on the queue (`attempts` is the runner's `chunkAttempts`). */
 const CHUNK_OPTIONS: JobsOptions = {
@@ -715,14 +717,28 @@ class FleetJobs implements RunnerJobs {
     }, PROGRESS_COALESCE_MS);
   }
 
-  /** Wakes the streams of job `id` and tells the listeners of `events` with the job as stored. */
+  /**
+   * Wakes the streams of job `id` and tells the listeners of `events` with the job as stored. A job that cannot
+   * be read (the database out of reach) is read again, with backoff, for as long as {@link TELL_RETRY_MS} when
+   * the events end the job (`complete`, `failed`: a webhook hangs on them), until the runner closes; a progress
+   * event is simply dropped, the next one supersedes it. A job that no longer exists tells nobody.
+   */
   async #tell(id: string, events: readonly JobEventName[]): Promise<void> {
     this.#wake(id);
     if (events.every((event) => this.#listeners[event].size === 0)) return;
-    const record = await this.#store.getJob(id).catch(() => undefined);
-    if (record === undefined) return;
-    const job = await this.#snapshot(record).catch(() => undefined);
-    if (job === undefined) return;
+    const final = events.includes('complete') || events.includes('failed');
+    const giveUpAt = this.#context.clock.now() + (final ? TELL_RETRY_MS : 0);
+    let job: Job | undefined;
+    for (let pause = 250; job === undefined; pause = Math.min(pause * 2, 5000)) {
+      try {
+        const record = await this.#store.getJob(id);
+        if (record === undefined) return;
+        job = await this.#snapshot(record);
+      } catch {
+        if (this.#closing || this.#context.clock.now() + pause > giveUpAt) return;
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      }
+    }
     for (const event of events) {
       for (const listener of [...this.#listeners[event]]) {
         try {

@@ -87,6 +87,49 @@ async function greylistingDomain(name: string, host: string, count: number, egre
 }
 
 describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
+  it('tells its complete listeners even when the job cannot be read at first (the database briefly out of reach)', async () => {
+    // The manager's reads of the job fail three times after the job is created: the reads that follow the
+    // complete event are the only ones until the listener has heard it.
+    let failures = 0;
+    let failing = false;
+    const fleet = await ownFleet(
+      {},
+      {
+        managerStore: (store) =>
+          new Proxy(store, {
+            get(target, key) {
+              const value = Reflect.get(target, key, target);
+              if (key !== 'getJob') return typeof value === 'function' ? value.bind(target) : value;
+              return async (id: string) => {
+                if (failing && failures < 3) {
+                  failures += 1;
+                  throw new Error('connect ECONNREFUSED 127.0.0.1:5432 (the test says so)');
+                }
+                return target.getJob(id);
+              };
+            },
+          }),
+      },
+    );
+    const v = verifier();
+    let worker: FleetWorker | undefined;
+    try {
+      await fleet.jobs.opened();
+      const completes: Job[] = [];
+      fleet.jobs.on('complete', (job) => completes.push(job));
+      const job = await fleet.jobs.create({ emails: emails.slice(0, 50) });
+      failing = true;
+      worker = await fleet.worker({ verifier: v, id: 'w0' });
+      await expect.poll(() => completes.length, { timeout: 20_000, interval: 100 }).toBe(1);
+      expect(failures).toBe(3);
+      expect(completes[0]).toMatchObject({ id: job.id, status: 'complete', completed: 50 });
+    } finally {
+      await worker?.close();
+      await v.dispose();
+      await fleet.close();
+    }
+  }, 60_000);
+
   it('verifies every position exactly once, as the in-process runner does', async () => {
     const fleet = await ownFleet();
     const { prefix, jobs } = fleet;

@@ -31,14 +31,19 @@ export interface OwnFleet {
 
 /**
  * Opens a fleet on a fresh schema and key prefix: a manager on the bullmq runner (with `runner`'s options)
- * and a second store for the workers. Needs POSTGRES_URL and REDIS_URL (tests without them are skipped).
+ * on its store (wrapped by `options.managerStore`, if given) and a second store for the workers. Needs POSTGRES_URL and REDIS_URL (tests without them are skipped).
  */
 export async function ownFleet(
   runner: Omit<BullmqRunnerOptions, 'connection' | 'prefix'> = {},
+  options: {
+    /** Wraps the manager's store (to make it fail on cue, say). */
+    readonly managerStore?: (store: FleetJobStore) => FleetJobStore;
+  } = {},
 ): Promise<OwnFleet> {
   const schema = testSchema();
   const prefix = testPrefix();
-  const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+  const opened = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+  const store = options.managerStore?.(opened) ?? opened;
   const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
   const jobs = new BulkJobManager({
     store,
