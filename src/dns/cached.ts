@@ -173,9 +173,13 @@ export function cachedResolver(inner: Resolver, options: CachedResolverOptions =
 
   /** A cached answer for `kind:name`, counted as a hit; `undefined` (and nothing counted) otherwise. */
   function peek(kind: 'mx' | 'addresses', name: string): DnsAnswer<MxRecord | string> | undefined {
-    const normalized = lookupName(name);
-    if (normalized === null) return undefined;
-    const entry = cache.get(`${kind}:${normalized}`);
+    // A name already in normal form (the verifier's are) is its own key: a hit needs no normalizing.
+    let entry = typeof name === 'string' ? cache.get(`${kind}:${name}`) : undefined;
+    if (entry === undefined) {
+      const normalized = lookupName(name);
+      if (normalized === null || normalized === name) return undefined;
+      entry = cache.get(`${kind}:${normalized}`);
+    }
     if (entry === undefined || 'error' in entry || entry.expiresAt <= now()) return undefined;
     hits++;
     return entry.answer;
