@@ -27,6 +27,7 @@ export { DEFAULT_HEARTBEAT_MS, type JobStreamEvent } from './events-route.js';
 export { createHandler, type Handler, type HandlerOptions } from './handler.js';
 export {
   DEFAULT_LIMITS,
+  defaultMaxAddressesPerKey,
   type HttpLimits,
   JOBS_PAGE,
   RESULTS_PAGE,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { defaultMaxAddressesPerKey } from '../../src/http/limits.js';
+import { defaultMaxAddressesPerKey } from '../../src/http/index.js'; // exported by mailvet/http
 import { createServer } from '../../src/http/node.js';
 import { addresses, fakeVerifier, KEY_A, KEY_B } from './support.js';
 
