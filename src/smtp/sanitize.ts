@@ -5,6 +5,7 @@
  * @module
  */
 import { SmtpError } from '../errors.js';
+import { utf8Length } from '../syntax/limits.js';
 
 /** Longest command line, in UTF-8 bytes without CRLF (RFC 5321 §4.5.3.1.4: 512 with CRLF). */
 export const MAX_COMMAND_LENGTH = 510;
@@ -15,28 +16,6 @@ export const MAX_DOMAIN_LENGTH = 255;
 
 const FORBIDDEN = /[\x00-\x1f\x7f\u0085\u2028\u2029]/;
 const NON_ASCII = /[^\x00-\x7f]/;
-
-/**
- * Length of `value` in UTF-8 bytes, as `TextEncoder` would encode it, without allocating the bytes: 1 per code unit
- * below U+0080, 2 below U+0800, 4 per surrogate pair and 3 for the rest (a lone surrogate becomes U+FFFD, 3 bytes).
- */
-export function utf8Length(value: string): number {
-  let bytes = 0;
-  for (let index = 0; index < value.length; index++) {
-    const unit = value.charCodeAt(index);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(value.charCodeAt(index + 1))) {
-      bytes += 4;
-      index += 1;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
-}
 
 function unsafe(what: string, problem: string): never {
   throw new SmtpError('unsafe_argument', `${what} ${problem}; nothing was sent`);

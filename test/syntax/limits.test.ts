@@ -28,4 +28,20 @@ describe('utf8Length', () => {
       }),
     );
   });
+
+  it.each([
+    ['empty', ''],
+    ['ASCII', 'alice@example.com'],
+    ['two-byte', 'jürgen@bücher.de'],
+    ['three-byte', '用户@例子.广告'],
+    ['astral (surrogate pairs)', '😀x😀@mail.test'],
+    ['lone high surrogate at the end', 'a\ud83d'],
+    ['lone high surrogate before ASCII', '\ud83dz'],
+    ['lone low surrogate', '\ude00a'],
+    ['two high surrogates then a low one', '\ud83d\ud83d\ude00'],
+    ['U+FFFD', '\ufffd'],
+    ['U+07FF / U+0800 boundary', '\u07ff\u0800'],
+  ])('counts %s as TextEncoder would', (_, value) => {
+    expect(utf8Length(value)).toBe(new TextEncoder().encode(value).byteLength);
+  });
 });
