@@ -585,9 +585,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   ): Promise<RcptOutcome> {
     return new Promise<RcptOutcome>((resolve, reject) => {
       const state = stateOf(key);
-      let settled = false;
       const stop = () => {
-        settled = true;
         clearTimeout(timer);
         unwatch();
       };
@@ -623,7 +621,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       if (retried) state.waiters.unshift(waiter);
       else state.waiters.push(waiter);
       dispatch(key);
-      if (!waiter.queued || settled) return;
+      if (!waiter.queued) return; // dispatch granted it a connection (it settles later, never in dispatch)
       const backoff = backoffOf(key);
       if (backoff !== undefined && !live(state) && !mayWait(waiter, backoff)) {
         state.waiters.remove(waiter);
