@@ -99,9 +99,10 @@ export interface VerifyOptions {
   /** Most `RCPT TO` commands in one SMTP session before it is closed and a new one opened. @default 20 */
   readonly maxRcptPerSession?: number;
   /**
-   * Most refused `RCPT TO` in one SMTP session before it is closed and a new one opened: below the error limits
-   * of mail servers (Postfix slows down after 10 and drops the session after 20), which punish a sender that
-   * probes many dead addresses in one session. @default 8
+   * Most refused `RCPT TO` and `MAIL FROM` in one SMTP session before it is closed and a new one opened: below the
+   * error limits of mail servers (Postfix slows down after 10 and drops the session after 20), which punish a
+   * sender that probes many dead addresses in one session. A pipelined group can pass it by one, its own refused
+   * `MAIL FROM`. @default 8
    */
   readonly maxRejectsPerSession?: number;
   /** How long an idle SMTP session is kept for reuse, in milliseconds. @default 5000 */

@@ -160,9 +160,11 @@ export interface SessionPoolOptions {
   /** Most `RCPT TO` in one session; the session is then quit and a new one opened. @default 20 */
   readonly maxRcptPerSession?: number;
   /**
-   * Most refused `RCPT TO` (any reply but 2xx) in one session; the session is then quit and a new one opened.
-   * Below the common error limits of mail servers (Postfix slows every reply after 10 errors and drops the
-   * session after 20), so that a list with many dead addresses does not get the sender flagged. @default 8
+   * Most refused `RCPT TO` and `MAIL FROM` (any reply but 2xx) in one session; the session is then quit and a new
+   * one opened. Below the common error limits of mail servers (Postfix slows every reply after 10 errors and drops
+   * the session after 20), so that a list with many dead addresses does not get the sender flagged. A pipelined
+   * group holds no more recipients than the cap has left, so only its own `MAIL FROM`, when refused, can take the
+   * session one past it. @default 8
    */
   readonly maxRejectsPerSession?: number;
   /** How long an idle session is kept for reuse, in milliseconds; `0` disables reuse. @default 5000 */
@@ -203,7 +205,7 @@ interface Connection {
   readonly controller: AbortController;
   session: SmtpSession | null;
   rcpts: number;
-  /** `RCPT TO` of this session that got anything but 2xx (see `maxRejectsPerSession`). */
+  /** `MAIL FROM` and `RCPT TO` of this session that got anything but 2xx (see `maxRejectsPerSession`). */
   rejects: number;
   envelope: { sender: string; smtpUtf8: boolean; rcpts: number } | null;
   sink: TranscriptHook | undefined;
@@ -697,7 +699,11 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       session.mailFrom(request.sender, { ...commandOptions(lease), smtpUtf8: request.smtpUtf8 }),
       lease,
     );
-    if (!positive(reply)) return reply;
+    if (!positive(reply)) {
+      conn.rejects += 1; // the server counts a refused MAIL FROM among the session's errors, as a refused RCPT TO
+      noteBackoff(conn, reply);
+      return reply;
+    }
     conn.envelope = { sender: request.sender, smtpUtf8: request.smtpUtf8, rcpts: 0 };
     return null;
   }
@@ -867,6 +873,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     if (mail?.ok === true && !positive(mail.value)) {
       conn.envelope = null;
       answered = true;
+      // The server counts the refused MAIL FROM and each RCPT TO it then refused for want of an envelope (503)
+      // among the session's errors: so does the reject cap, or a sender refused at MAIL FROM would run a
+      // reused session into the server's hard error limit.
+      conn.rejects += 1;
+      for (const result of rcpts) if (result.ok && !positive(result.value)) conn.rejects += 1;
+      noteBackoff(conn, mail.value);
       for (const [index, member] of members.entries()) {
         member.resolve({ kind: 'reply', stage: 'mail', reply: mail.value, reused: reused || index > 0 });
       }

@@ -75,6 +75,71 @@ describe('rejected recipients per session', () => {
     expect(Math.max(...errorsPerSession)).toBeLessThanOrEqual(8);
   });
 
+  it.each([
+    ['one command at a time', '250-mx.test.local\r\n250 8BITMIME\r\n', 8],
+    // A group opened by a refused MAIL FROM adds that refusal to its own recipients: at most one over the cap.
+    ['pipelined', '250-mx.test.local\r\n250 PIPELINING\r\n', 9],
+  ])('count a refused MAIL FROM and what it spoils as errors, %s', async (_, ehlo, most) => {
+    const errorsPerSession: number[] = [];
+    let disconnectsForErrors = 0;
+    server = await startRawServer({
+      host: '127.0.0.8',
+      script: async (peer) => {
+        let errors = 0;
+        await peer.write('220 mx.test.local ESMTP Postfix\r\n');
+        // Postfix counts each refused command: the MAIL FROM, then every RCPT TO that finds no envelope (503).
+        const refuse = async (reply: string) => {
+          errors++;
+          if (errors >= 20) {
+            disconnectsForErrors++;
+            await peer.write('421 4.7.0 mx.test.local Error: too many errors\r\n');
+            return false;
+          }
+          await peer.write(reply);
+          return true;
+        };
+        try {
+          for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
+            const verb = line.split(/[ :]/, 1)[0]!.toUpperCase();
+            if (verb === 'EHLO') await peer.write(ehlo);
+            else if (verb === 'RSET') await peer.write('250 2.0.0 ok\r\n');
+            else if (verb === 'MAIL') {
+              if (!(await refuse('553 5.7.1 <verify@limits.mailvet-test.net>: Sender address rejected\r\n')))
+                return;
+            } else if (verb === 'RCPT') {
+              if (!(await refuse('503 5.5.1 Error: need MAIL command\r\n'))) return;
+            } else if (verb === 'QUIT') {
+              await peer.write('221 2.0.0 Bye\r\n');
+              return;
+            } else await peer.write('502 5.5.2 Error: command not recognized\r\n');
+          }
+        } finally {
+          errorsPerSession.push(errors);
+        }
+      },
+    });
+    verifier = createVerifier({
+      resolver: staticResolver({ 'dead.test': { a: ['127.0.0.8'] } }),
+      smtpPort: server.port,
+      allowAddresses: ['127.0.0.0/8'],
+      allowTlds: ['test'],
+      heloHost: 'limits.mailvet-test.net',
+      catchAll: false,
+      perMxConcurrency: 1,
+      timeoutMs: 10_000,
+    });
+    const emails = Array.from({ length: 60 }, (_, i) => `user${i}@dead.test`);
+    const results = await Promise.all(emails.map((email) => verifier!.verify(email)));
+    expect(new Set(results.map((result) => `${result.status}/${result.sub_status}`))).toEqual(
+      new Set([`${results[0]!.status}/${results[0]!.sub_status}`]),
+    );
+    expect(results[0]!.status).toBe('unknown');
+    await verifier.dispose();
+    verifier = undefined;
+    expect(disconnectsForErrors).toBe(0);
+    expect(Math.max(...errorsPerSession)).toBeLessThanOrEqual(most);
+  });
+
   it('validates maxRejectsPerSession', () => {
     for (const bad of [0, -1, 1.5, 1001, '8'])
       expect(() => createVerifier({ maxRejectsPerSession: bad as never })).toThrow(/maxRejectsPerSession/);
