@@ -32,11 +32,38 @@ export interface NetworkWorkloadOptions {
   readonly delayMs?: number;
   /** Which SMTP server plays the mail hosts. @default 'scripted' */
   readonly server?: 'scripted' | 'smtp-server';
+  /**
+   * Order of the list: `interleaved` takes user 0 of every domain, then user 1 of every domain, and so on, so a
+   * host's refused addresses (users 7, 8 and 9 of each ten) come in runs; `shuffled` is the same addresses in a
+   * fixed pseudo-random order (seeded, the same every run), as a list gathered over time would be.
+   * @default 'interleaved'
+   */
+  readonly order?: 'interleaved' | 'shuffled';
+}
+
+/** A 32-bit seeded generator (mulberry32): the same sequence for the same seed, in [0, 1). */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** `items` in place, in a Fisher-Yates order drawn from `random`. */
+function shuffle<T>(items: T[], random: () => number): T[] {
+  for (let index = items.length - 1; index > 0; index--) {
+    const other = Math.floor(random() * (index + 1));
+    [items[index], items[other]] = [items[other]!, items[index]!];
+  }
+  return items;
 }
 
 /** A running fixture. */
 export interface NetworkFixture {
-  /** The addresses, interleaved over domains (and so over mail hosts). */
+  /** The addresses, in the order `shape.order` says (either way spread over domains and so over mail hosts). */
   readonly emails: readonly string[];
   /** Resolved shape. */
   readonly shape: Required<NetworkWorkloadOptions>;
@@ -105,6 +132,7 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
     mxHosts: options.mxHosts ?? 5,
     delayMs: options.delayMs ?? 10,
     server: options.server ?? 'scripted',
+    order: options.order ?? 'interleaved',
   };
   if (shape.mxHosts < 1 || shape.mxHosts > 200) throw new RangeError('mxHosts must be 1-200');
   const perDomain = Math.ceil(shape.addresses / shape.domains);
@@ -127,10 +155,14 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
       : await smtpServerHosts(hostIps, shape.delayMs, perDomain);
   const ports = smtp.ports;
 
-  const emails: string[] = [];
-  for (let index = 0; index < shape.addresses; index++) {
-    emails.push(`user${Math.floor(index / shape.domains)}@${domainName(index % shape.domains)}`);
-  }
+  /** Each address as its user number and domain number, in list order. */
+  const entries = Array.from({ length: shape.addresses }, (_, index) => ({
+    user: Math.floor(index / shape.domains),
+    domain: index % shape.domains,
+  }));
+  if (shape.order === 'shuffled') shuffle(entries, seededRandom(0x5eed));
+  const emails = entries.map((entry) => `user${entry.user}@${domainName(entry.domain)}`);
+  const hostOf = (entry: { readonly domain: number }) => entry.domain % shape.mxHosts;
 
   return {
     emails,
@@ -151,10 +183,10 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
       const probes = hostIps.map(() => 0);
       const rejects = hostIps.map(() => 0);
       const refusedInOrder = hostIps.map((): boolean[] => []);
-      for (let index = 0; index < shape.addresses; index++) {
-        const host = (index % shape.domains) % shape.mxHosts;
+      for (const entry of entries) {
+        const host = hostOf(entry);
         addresses[host] = addresses[host]! + 1;
-        const refused = host !== shape.mxHosts - 1 && !mailboxExists(Math.floor(index / shape.domains));
+        const refused = host !== shape.mxHosts - 1 && !mailboxExists(entry.user);
         if (refused) rejects[host] = rejects[host]! + 1;
         refusedInOrder[host]!.push(refused);
       }
@@ -165,10 +197,10 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
     },
     expectedStatuses() {
       const counts = { valid: 0, invalid: 0, catch_all: 0 };
-      for (let index = 0; index < shape.addresses; index++) {
-        const host = (index % shape.domains) % shape.mxHosts;
+      for (const entry of entries) {
+        const host = hostOf(entry);
         if (host === shape.mxHosts - 1) counts.catch_all += 1;
-        else if (mailboxExists(Math.floor(index / shape.domains))) counts.valid += 1;
+        else if (mailboxExists(entry.user)) counts.valid += 1;
         else counts.invalid += 1;
       }
       return counts;
