@@ -82,12 +82,22 @@ function shapeOf(first: Line, options: InputOptions): InputShape {
   const headers = record.fields;
   if (options.column !== undefined) {
     const wanted = options.column.trim().toLowerCase();
-    const index = headers.findIndex((header) => header.trim().toLowerCase() === wanted);
-    if (index === -1) {
+    const matches = headers.flatMap((header, index) =>
+      header.trim().toLowerCase() === wanted ? [index] : [],
+    );
+    if (matches.length === 0) {
       throw usageError(
         `column ${quote(options.column)} is not in the header of ${options.name}: ${listed(headers)}`,
       );
     }
+    if (matches.length > 1) {
+      // Taking the first could verify the wrong addresses (a work and a home column both named "email").
+      const positions = matches.map((index) => index + 1).join(', ');
+      throw usageError(
+        `column ${quote(options.column)} names columns ${positions} of the header of ${options.name}; rename all but one`,
+      );
+    }
+    const index = matches[0]!;
     return {
       format: 'csv',
       delimiter: delimiter ?? ',',

@@ -141,6 +141,11 @@ describe('openInput', () => {
     expect(none.message).toBe(
       'no email column in the header of list.csv ("first", "last"); name it with --column',
     );
+    const twice = await failure('Email,name,email\na@x.test,A,b@x.test\n', { column: 'email' });
+    expect(twice.exitCode).toBe(EXIT.usage);
+    expect(twice.message).toBe(
+      'column "email" names columns 1, 3 of the header of list.csv; rename all but one',
+    );
     const header = await failure('"email,name\nx\n');
     expect(header.exitCode).toBe(EXIT.io);
   });

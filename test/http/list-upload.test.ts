@@ -127,6 +127,14 @@ describe('bulk lists uploaded as files (text/plain, text/csv), over a real socke
       400,
       /column "mail" is not in the header/,
     ],
+    [
+      'a ?column= that names two columns',
+      'text/csv',
+      '?column=email',
+      'email,EMAIL \na@x.example,b@x.example\n',
+      400,
+      /column "email" names columns 1, 2 of the header/,
+    ],
     ['a malformed CSV row', 'text/csv', '', 'email,n\n"a@x.example,1\n', 400, /malformed CSV row|quote/],
     [
       'a line over 64 KiB',
