@@ -39,7 +39,8 @@ type Scan =
   | { readonly kind: 'bad'; readonly reason: string };
 
 /**
- * Reads CSV records from lines pushed one at a time. Quoted fields may span lines; `""` is a quote inside a
+ * Reads CSV records from lines pushed one at a time. Quoted fields may span lines (keeping each line's LF or
+ * CRLF); `""` is a quote inside a
  * quoted field; a quote inside an unquoted field is kept as is. A closing quote followed by anything but the
  * delimiter, an over-long line, or a quote still open after `maxRecordLines` lines or at the end makes the
  * record's first line a malformed record; the lines after it are read again.
@@ -87,7 +88,10 @@ export class CsvReader {
       return;
     }
     this.#chars += line.text.length;
-    const scan = starting && !line.text.includes('"') ? this.#fast(line.text) : this.#scan(line.text);
+    const scan =
+      starting && !line.text.includes('"')
+        ? this.#fast(line.text)
+        : this.#scan(line.text, line.crlf ? '\r\n' : '\n');
     if (scan.kind === 'complete') {
       const first = this.#lines[0] ?? line;
       out.push({ kind: 'row', fields: this.#fields, line: first.number, last: line });
@@ -127,7 +131,8 @@ export class CsvReader {
     return { kind: 'complete' };
   }
 
-  #scan(text: string): Scan {
+  /** Reads `text`; a quoted field still open at its end continues after `lineBreak`, the line's own. */
+  #scan(text: string, lineBreak: string): Scan {
     const delimiter = this.#delimiter;
     let field = this.#field;
     let atStart = !this.#inQuotes && field === '';
@@ -164,7 +169,7 @@ export class CsvReader {
       }
     }
     if (this.#inQuotes) {
-      this.#field = `${field}\n`;
+      this.#field = `${field}${lineBreak}`;
       return { kind: 'open' };
     }
     this.#fields.push(field);

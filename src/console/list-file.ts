@@ -85,8 +85,8 @@ export function listShape(first: string, options: { readonly text?: boolean } = 
   return { ...csv, columns, emailIndex: holding, hasHeader: false };
 }
 
-function lineOf(text: string, number: number, start: number, tooLong = false): Line {
-  return { text, number, start, end: start + text.length, terminated: true, tooLong };
+function lineOf(text: string, number: number, start: number, tooLong = false, crlf = false): Line {
+  return { text, number, start, end: start + text.length, terminated: true, crlf, tooLong };
 }
 
 /** The bytes of `blob`, one slice of at most `sliceBytes` at a time, each with the offset it ends at. */
@@ -111,12 +111,13 @@ export async function* readLineBatches(
   let number = 0;
   let first = true;
   const take = (text: string, lines: Line[]) => {
-    let line = text.endsWith('\r') ? text.slice(0, -1) : text;
+    const crlf = text.endsWith('\r');
+    let line = crlf ? text.slice(0, -1) : text;
     if (first) line = line.replace(/^\uFEFF/, '');
     first = false;
     number++;
     const long = tooLong || line.length > MAX_LINE_CHARS;
-    lines.push(lineOf(long ? line.slice(0, 200) : line, number, 0, long));
+    lines.push(lineOf(long ? line.slice(0, 200) : line, number, 0, long, crlf));
     tooLong = false;
   };
   let bytesRead = 0;

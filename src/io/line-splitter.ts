@@ -17,6 +17,8 @@ export interface Line {
   readonly end: number;
   /** The line ended with LF (false only for the last line of an input that does not end with one). */
   readonly terminated: boolean;
+  /** The line ended with CR LF (its CR is not in `text`): a quoted CSV field that spans it keeps the CRLF. */
+  readonly crlf: boolean;
   /** The line was longer than the limit: `text` holds only its first bytes. */
   readonly tooLong: boolean;
 }
@@ -106,7 +108,8 @@ export class LineSplitter {
   #finish(piece: Buffer, terminated: boolean): Line {
     const length = this.#carried + piece.length;
     const last = piece.length > 0 ? piece[piece.length - 1] : this.#carry.at(-1)?.at(-1);
-    const content = terminated && last === CR ? length - 1 : length;
+    const crlf = terminated && last === CR;
+    const content = crlf ? length - 1 : length;
     let text: string;
     const tooLong = this.#tooLong || content > this.#max;
     if (tooLong) {
@@ -117,7 +120,7 @@ export class LineSplitter {
     }
     this.#number++;
     const end = this.#start + length + (terminated ? 1 : 0);
-    const line: Line = { text, number: this.#number, start: this.#start, end, terminated, tooLong };
+    const line: Line = { text, number: this.#number, start: this.#start, end, terminated, crlf, tooLong };
     this.#start = end;
     this.#carry = [];
     this.#carried = 0;

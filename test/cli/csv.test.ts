@@ -7,7 +7,9 @@ function linesOf(text: string): Line[] {
   return text.split('\n').map((part, index, all) => {
     const terminated = index < all.length - 1;
     const end = start + Buffer.byteLength(part) + (terminated ? 1 : 0);
-    const line: Line = { text: part, number: index + 1, start, end, terminated, tooLong: false };
+    const crlf = terminated && part.endsWith('\r');
+    const text = crlf ? part.slice(0, -1) : part;
+    const line: Line = { text, number: index + 1, start, end, terminated, crlf, tooLong: false };
     start = end;
     return line;
   });
@@ -88,6 +90,15 @@ describe('CsvReader', () => {
     expect(records.slice(1).every((record) => record.kind === 'row')).toBe(true);
   });
 
+  it("keeps each line's own line break inside a quoted field: CRLF stays CRLF, LF stays LF", () => {
+    const records = read('email,note\r\na@x.test,"one\r\ntwo"\r\nb@x.test,"three\nfour\r\nfive"\n');
+    expect(shape(records)).toEqual([
+      ['email', 'note'],
+      ['a@x.test', 'one\r\ntwo'],
+      ['b@x.test', 'three\nfour\r\nfive'],
+    ]);
+  });
+
   it('pairs lines of lone quotes into records of one line break', () => {
     const records = read(Array.from({ length: 6 }, () => '"').join('\n'));
     expect(shape(records)).toEqual([['\n'], ['\n'], ['\n']]);
@@ -101,6 +112,7 @@ describe('CsvReader', () => {
       start: 0,
       end: 99_999,
       terminated: true,
+      crlf: false,
       tooLong: true,
     });
     expect(records).toMatchObject([{ kind: 'malformed', line: 7, raw: 'xxx' }]);

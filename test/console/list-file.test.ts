@@ -105,7 +105,7 @@ describe('fileRows', () => {
     };
     expect(rows.map((row) => row.email.trim())).toEqual(api.results.map((result) => result.email));
     expect(rows.map((row) => row.cells)).toEqual([
-      ['1', 'Smith, Ann', 'ann@example.com', 'two\nlines'],
+      ['1', 'Smith, Ann', 'ann@example.com', 'two\r\nlines'],
       ['2', 'Bob', 'bob@example.com', ''],
       ['3', 'He said "hi"', ' carol@example.com ', '<b>x</b>'],
       ['4', '', '', ''],

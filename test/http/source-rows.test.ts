@@ -25,11 +25,11 @@ function csvFile(header: readonly string[], rows: readonly (readonly string[])[]
 }
 
 /**
- * What the download gives back for an original cell: the `auto` formula rule, and a line break inside a quoted
- * cell as LF (the list reader reads the body line by line, as `mailvet bulk` does).
+ * What the download gives back for an original cell: the `auto` formula rule; line breaks inside a quoted cell
+ * as they were, CRLF or LF.
  */
 function kept(cell: string): string {
-  return cell === '=cmd()' || cell === '@SUM(A1)' ? `'${cell}` : cell.replaceAll('\r\n', '\n');
+  return cell === '=cmd()' || cell === '@SUM(A1)' ? `'${cell}` : cell;
 }
 
 const RESULT_HEADER = CSV_COLUMNS.map((name) =>

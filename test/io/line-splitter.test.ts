@@ -15,6 +15,14 @@ describe('LineSplitter (shared by the CLI and the SMTP client)', () => {
       [6, 11],
       [11, 18],
     ]);
+    expect(lines.map((line) => line.crlf)).toEqual([true, false, true]);
+  });
+
+  it('says a line ended with CRLF also when its CR and LF came in different chunks', () => {
+    const split = new LineSplitter({ maxLineBytes: 100 });
+    expect(split.push(Buffer.from('a,"b\r'))).toEqual([]);
+    expect(split.push(Buffer.from('\nc"\r'))).toMatchObject([{ text: 'a,"b', crlf: true }]);
+    expect(split.end()).toMatchObject([{ text: 'c"', terminated: false, crlf: false }]);
   });
 
   it('marks a pending line too long as soon as it passes the limit, keeping only the preview', () => {
