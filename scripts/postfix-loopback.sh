@@ -3,7 +3,9 @@
 # test/e2e/postfix.test.ts): Debian's postfix package, one smtpd on 127.0.0.1:PORT with Postfix's DEFAULT error
 # limits (smtpd_soft_error_limit 10, smtpd_hard_error_limit 20, smtpd_error_sleep_time 1s), the domains of
 # fixtures/postfix/addresses.csv as its local domains, the addresses marked `yes` there as its only recipients
-# (others get `550 5.1.1 ... User unknown in local recipient table`), and a log file of its own.
+# (others get `550 5.1.1 ... User unknown in local recipient table`), one refused sender domain
+# (refused-sender.mailvet.test: `554 5.7.1 ... Sender address rejected` at MAIL FROM, restrictions not delayed to
+# RCPT), and a log file of its own.
 #
 #   scripts/postfix-loopback.sh start     install postfix with apt-get if missing, write the config, start it
 #   scripts/postfix-loopback.sh stop      stop it (the directory stays, with its maillog)
@@ -54,6 +56,7 @@ write_config() {
   domains="$(tail -n +2 "$ADDRESSES" | cut -d, -f1 | sed 's/.*@//' | sort -u | paste -sd, -)"
   # The local recipient table: one `address OK` line per mailbox that exists (texthash: no postmap needed).
   awk -F, 'NR > 1 && $2 == "yes" { print $1 " OK" }' "$ADDRESSES" >"$DIR/etc/recipients"
+  echo "refused-sender.mailvet.test REJECT mailvet loopback Postfix refuses this sender" >"$DIR/etc/senders"
   cat >"$DIR/etc/main.cf" <<EOF
 # Written by scripts/postfix-loopback.sh; every smtpd error limit is left at Postfix's default.
 compatibility_level = 3.6
@@ -70,6 +73,10 @@ inet_protocols = ipv4
 mynetworks = 127.0.0.1/32
 smtpd_relay_restrictions = reject_unauth_destination
 smtpd_data_restrictions = reject
+# One sender domain is refused at MAIL FROM itself (Postfix delays it to RCPT unless told not to); every other
+# sender passes.
+smtpd_delay_reject = no
+smtpd_sender_restrictions = check_sender_access texthash:$DIR/etc/senders
 smtpd_peername_lookup = no
 smtpd_banner = \$myhostname ESMTP Postfix
 default_transport = error:mailvet loopback Postfix delivers nothing

@@ -94,6 +94,26 @@ describe.skipIf(!enabled)('against a real Postfix on loopback (default error lim
     expect(report.statuses).toEqual({ valid: exist, invalid: addresses.length - exist });
   }, 120_000);
 
+  it('counts a refused MAIL FROM and the RCPT TOs pipelined behind it: no "too many errors" for a refused sender', async () => {
+    // Postfix refuses this sender at MAIL FROM, then answers every RCPT TO of the group "503 5.5.1 Error: need MAIL
+    // command", each one an error of the session; before the pool counted them, a reused session ran into the
+    // hard limit.
+    const addresses = postfixAddresses().slice(0, 120);
+    const report = await runAgainstPostfix(endpoint, addresses, {
+      mailFrom: 'verify@refused-sender.mailvet.test',
+      perMxConcurrency: 1,
+      catchAll: false,
+    });
+    expect(report.log.sessions).toBe(report.wire.connections);
+    expect(report.log.tooManyErrors).toBe(0);
+    expect(report.wire.tooManyErrors).toBe(0);
+    expect(report.wire.replies421).toBe(0);
+    // A group holds no more recipients than the cap (8) has left; its own refused MAIL FROM is the one over.
+    expect(Math.max(...report.log.errorsPerSession)).toBeLessThanOrEqual(9);
+    expect(Object.keys(report.subStatuses)).toHaveLength(1);
+    expect(report.statuses.unknown).toBe(addresses.length);
+  }, 120_000);
+
   it('sees the hard limit when a session is let past it (maxRejectsPerSession 20, as before issue 10)', async () => {
     // One session of 20 unknown recipients: Postfix slows replies after the 10th error, and after the 20th says
     // "421 4.7.0 ... Error: too many errors" and hangs up. Long budgets so that the client sits it out.
