@@ -55,7 +55,7 @@ const BROKEN = [
 ];
 
 /** Mulberry32: a tiny seeded PRNG, so every run measures the same addresses. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -18,6 +18,7 @@ import { createVerifier } from '../src/verifier.js';
 import { type DnsTestServer, startDnsServer } from '../test/support/dns-server.js';
 import { loopbackTransport } from '../test/support/loopback-transport.js';
 import { type SmtpServerHarness, startSmtpServer } from '../test/support/smtp-server.js';
+import { prng } from './mix.js';
 import { mailboxExists, type ScriptedHostCounters, startScriptedHosts } from './scripted-smtp.js';
 
 /** Shape of the workload. */
@@ -39,17 +40,6 @@ export interface NetworkWorkloadOptions {
    * @default 'interleaved'
    */
   readonly order?: 'interleaved' | 'shuffled';
-}
-
-/** A 32-bit seeded generator (mulberry32): the same sequence for the same seed, in [0, 1). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
-    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 /** `items` in place, in a Fisher-Yates order drawn from `random`. */
@@ -160,7 +150,7 @@ export async function startNetworkFixture(options: NetworkWorkloadOptions = {}):
     user: Math.floor(index / shape.domains),
     domain: index % shape.domains,
   }));
-  if (shape.order === 'shuffled') shuffle(entries, seededRandom(0x5eed));
+  if (shape.order === 'shuffled') shuffle(entries, prng(0x5eed));
   const emails = entries.map((entry) => `user${entry.user}@${domainName(entry.domain)}`);
   const hostOf = (entry: { readonly domain: number }) => entry.domain % shape.mxHosts;
 

@@ -40,10 +40,9 @@ type Scan =
 
 /**
  * Reads CSV records from lines pushed one at a time. Quoted fields may span lines (keeping each line's LF or
- * CRLF); `""` is a quote inside a
- * quoted field; a quote inside an unquoted field is kept as is. A closing quote followed by anything but the
- * delimiter, an over-long line, or a quote still open after `maxRecordLines` lines or at the end makes the
- * record's first line a malformed record; the lines after it are read again.
+ * CRLF); `""` is a quote inside a quoted field; a quote inside an unquoted field is kept as is. A closing quote
+ * followed by anything but the delimiter, an over-long line, or a quote still open after `maxRecordLines` lines
+ * or at the end makes the record's first line a malformed record; the lines after it are read again.
  * @example
  * const reader = new CsvReader(',');
  * reader.push(line); // CsvRecord[]
