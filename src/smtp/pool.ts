@@ -700,8 +700,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       lease,
     );
     if (!positive(reply)) {
-      conn.rejects += 1; // the server counts a refused MAIL FROM among the session's errors, as a refused RCPT TO
-      noteBackoff(conn, reply);
+      noteReply(conn, reply); // the server counts a refused MAIL FROM among the session's errors, as a refused RCPT TO
       return reply;
     }
     conn.envelope = { sender: request.sender, smtpUtf8: request.smtpUtf8, rcpts: 0 };
@@ -727,8 +726,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     conn.envelope!.rcpts += 1;
     counters.rcpts += 1;
     const reply = await within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
-    if (!positive(reply)) conn.rejects += 1;
-    noteBackoff(conn, reply);
+    noteReply(conn, reply);
     return reply;
   }
 
@@ -876,9 +874,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       // The server counts the refused MAIL FROM and each RCPT TO it then refused for want of an envelope (503)
       // among the session's errors: so does the reject cap, or a sender refused at MAIL FROM would run a
       // reused session into the server's hard error limit.
-      conn.rejects += 1;
-      for (const result of rcpts) if (result.ok && !positive(result.value)) conn.rejects += 1;
-      noteBackoff(conn, mail.value);
+      noteReply(conn, mail.value);
+      for (const result of rcpts) if (result.ok) noteReply(conn, result.value);
       for (const [index, member] of members.entries()) {
         member.resolve({ kind: 'reply', stage: 'mail', reply: mail.value, reused: reused || index > 0 });
       }
@@ -891,8 +888,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
           continue;
         }
         answered = true;
-        if (!positive(result.value)) conn.rejects += 1;
-        noteBackoff(conn, result.value);
+        noteReply(conn, result.value);
         if (group.retry452 && tooManyRecipients(result.value) && before + index > 0) {
           again.push({ waiter: member, reply: result.value });
           continue;
@@ -935,8 +931,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     else drop(conn);
   }
 
-  /** A "too many errors" refusal answered as a value: the host backs off and this session is not reused. */
-  function noteBackoff(conn: Connection, reply: SmtpReply): void {
+  /**
+   * Counts a reply to `MAIL FROM` or `RCPT TO` on `conn`: a refusal counts against the reject cap (the server counts
+   * it among the session's errors); a "too many errors" refusal also backs the host off and ends the session's reuse.
+   */
+  function noteReply(conn: Connection, reply: SmtpReply): void {
+    if (!positive(reply)) conn.rejects += 1;
     const cause = backoffReply(reply);
     if (cause === undefined) return;
     conn.rejects = Math.max(conn.rejects, maxRejects);
