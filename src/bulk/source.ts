@@ -31,6 +31,29 @@ export function encodeRow(cells: readonly string[]): string {
   return line;
 }
 
+/**
+ * The length of {@link encodeRow}'s line for `cells`, in UTF-16 code units, without building it: a check of a row's
+ * size that keeps no string (an upload checks every row before the manager encodes it).
+ * @example
+ * encodedRowLength(['a,b', 'say "hi"', '']); // 19, as encodeRow(...).length
+ */
+export function encodedRowLength(cells: readonly string[]): number {
+  let length = cells.length === 0 ? 0 : cells.length - 1; // the commas
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells[i]!;
+    length += cell.length;
+    if (NEEDS_QUOTES.test(cell)) length += 2 + countQuotes(cell);
+  }
+  return length;
+}
+
+/** How many `"` are in `text`. */
+function countQuotes(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('"'); at !== -1; at = text.indexOf('"', at + 1)) count++;
+  return count;
+}
+
 /** The cells of a line written by {@link encodeRow}. */
 export function decodeRow(line: string): string[] {
   const cells: string[] = [];
@@ -74,7 +97,12 @@ export function sourceColumnsProblem(columns: unknown): string | undefined {
     return `has ${columns.length} columns, at most ${MAX_SOURCE_COLUMNS}`;
   }
   if (!columns.every((name) => typeof name === 'string')) return 'must be a non-empty array of strings';
-  const length = encodeRow(columns).length;
+  return lengthProblem(columns);
+}
+
+/** Why `cells`, as a CSV line, are too long to keep, or `undefined`. */
+function lengthProblem(cells: readonly string[]): string | undefined {
+  const length = encodedRowLength(cells);
   if (length > MAX_SOURCE_ROW_CHARS) {
     return `is ${length} characters as a CSV line, at most ${MAX_SOURCE_ROW_CHARS}`;
   }
@@ -82,19 +110,16 @@ export function sourceColumnsProblem(columns: unknown): string | undefined {
 }
 
 /**
- * The row as a stored line, or why it cannot be one: it must have exactly `width` string cells and be at
- * most {@link MAX_SOURCE_ROW_CHARS} characters as a CSV line.
+ * Why `cells` cannot be a stored row of a header of `width` columns, or `undefined` when they can: it must have
+ * exactly `width` string cells and be at most {@link MAX_SOURCE_ROW_CHARS} characters as a CSV line. Builds no
+ * string: what an upload checks row by row before handing the rows to the manager, which encodes them.
  */
-export function encodeSourceRow(cells: unknown, width: number): string | { readonly problem: string } {
+export function sourceRowProblem(cells: unknown, width: number): string | undefined {
   if (!Array.isArray(cells) || !cells.every((cell) => typeof cell === 'string')) {
-    return { problem: 'must be an array of strings' };
+    return 'must be an array of strings';
   }
-  if (cells.length !== width) return { problem: `has ${cells.length} cells, the header has ${width}` };
-  const line = encodeRow(cells);
-  if (line.length > MAX_SOURCE_ROW_CHARS) {
-    return { problem: `is ${line.length} characters as a CSV line, at most ${MAX_SOURCE_ROW_CHARS}` };
-  }
-  return line;
+  if (cells.length !== width) return `has ${cells.length} cells, the header has ${width}`;
+  return lengthProblem(cells);
 }
 
 /**
@@ -140,9 +165,9 @@ export function encodeSource(
   }
   const rows: string[] = new Array(count);
   for (let i = 0; i < count; i++) {
-    const line = encodeSourceRow(input.rows[i], width);
-    if (typeof line !== 'string') return { field: `source.rows[${i}]`, problem: line.problem };
-    rows[i] = line;
+    const problem = sourceRowProblem(input.rows[i], width);
+    if (problem !== undefined) return { field: `source.rows[${i}]`, problem };
+    rows[i] = encodeRow(input.rows[i] as string[]);
   }
   return { source: { columns: [...input.columns], emailColumn: input.emailColumn }, rows };
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { encodeSourceRow, sourceColumnsProblem } from '../bulk/source.js';
+import { sourceColumnsProblem, sourceRowProblem } from '../bulk/source.js';
 import type { SourceRowsInput } from '../bulk/types.js';
 import { openInput } from '../cli/input.js';
 import { CliError } from '../cli/io.js';
@@ -104,9 +104,10 @@ export async function readAddressList(
         throw new HttpError('payload_too_large', `at most ${limits.maxEmails} addresses per list`);
       }
       if (csv) {
-        const line = encodeSourceRow(record.cells, shape.columns.length);
-        if (typeof line !== 'string') {
-          throw new HttpError('invalid_request', `the CSV row at line ${record.line} ${line.problem}`);
+        // Checked here for the line number in the error; the manager encodes the row when it adds it.
+        const problem = sourceRowProblem(record.cells, shape.columns.length);
+        if (problem !== undefined) {
+          throw new HttpError('invalid_request', `the CSV row at line ${record.line} ${problem}`);
         }
         rows.push(record.cells as string[]);
       }
