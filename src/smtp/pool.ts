@@ -826,7 +826,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
    * settles each member with its own reply. Members whose reply never came fail with the session's error,
    * or are queued again once when the session was stale (a reused one failing before any reply) or closed
    * with `421` after answering. A `452 4.5.3` to a recipient that was not the first of its envelope sends
-   * those recipients again in a new envelope (once). Releases or drops the connection at the end.
+   * those recipients again in a new envelope (once): on this session, or on another when the group ended with
+   * `QUIT` (a session with nothing left to give: see `quit` below). Releases, retires or drops the connection at
+   * the end.
    */
   async function pipelined(
     conn: Connection,
@@ -856,12 +858,15 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       const deadline = deadlines[index]!;
       return trace === undefined ? { recipient, deadline } : { recipient, deadline, onLine: trace };
     });
-    const replies = session.rcptToMany!(
-      recipients,
-      group.open
+    // A session that this group leaves with nothing to give (the probe's own, its recipient cap reached, or no
+    // idle reuse) ends the group with QUIT: a write and a round trip fewer, and the server's process is free sooner.
+    const quit = conn.dedicated || conn.rcpts >= maxRcpt || idleMs <= 0;
+    const replies = session.rcptToMany!(recipients, {
+      quit,
+      ...(group.open
         ? { mailFrom: { sender, smtpUtf8: group.utf8, deadline: deadlines[0]!, onLine: everyone } }
-        : {},
-    );
+        : {}),
+    });
     const mail = replies.mail === null ? null : await settled(replies.mail);
     const rcpts = await Promise.all(replies.rcpts.map(settled));
 
@@ -911,6 +916,15 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     }
     for (const waiter of retry.reverse()) requeue(conn, waiter);
 
+    if (again.length > 0 && quit && !closed) {
+      // The session is quitting: they go again first in line, to a session where each opens the envelope.
+      for (const { waiter, reply } of again) {
+        if (waiter.retried) waiter.resolve({ kind: 'reply', stage: 'rcpt', reply, reused: true });
+        else requeue(conn, waiter);
+      }
+      retire(conn);
+      return;
+    }
     if (again.length > 0 && session.usable && !closed) {
       const first = again[0]!.waiter;
       try {
@@ -928,6 +942,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       waiter.resolve({ kind: 'reply', stage: 'rcpt', reply, reused: true });
     }
     if (session.usable) release(conn);
+    else if (quit)
+      retire(conn); // reads the 221 to the QUIT the group ended with
     else drop(conn);
   }
 

@@ -139,6 +139,8 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const sessionHook = options.onLine;
   let usable = true;
+  /** Whether `QUIT` went out at the end of a pipelined group: the session then takes no command but `quit()`. */
+  let quitSent = false;
   let envelopeUtf8 = false;
   let lastCommand: string | undefined;
   let queue: Promise<unknown> = Promise.resolve();
@@ -287,9 +289,13 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
   /**
    * Sends `items` as one RFC 2920 group when the server offers PIPELINING (else one at a time) and settles
    * each item with its reply, in order. From the first reply that does not come, every later item rejects
-   * with the same error.
+   * with the same error. With `quit` (and PIPELINING), `QUIT` ends the group: its reply is left for `quit()`.
    */
-  const group = async (items: readonly GroupItem[], signal: AbortSignal | undefined): Promise<void> => {
+  const group = async (
+    items: readonly GroupItem[],
+    signal: AbortSignal | undefined,
+    quit: boolean,
+  ): Promise<void> => {
     const pipelining = capabilities.extensions.has('PIPELINING');
     let index = 0;
     try {
@@ -304,10 +310,16 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
       if (pipelining) {
         for (const item of items) emit(item.command.onLine, 'client', item.line);
         lastCommand = items[0]!.line;
-        await write(
-          items.map((item) => item.line),
-          stage,
-        );
+        const lines = items.map((item) => item.line);
+        if (quit) {
+          const line = commands.quit();
+          emit(undefined, 'client', line);
+          lines.push(line);
+          // RFC 2920 §3.1: QUIT may only end a group. Nothing more is sent on this session, whatever the replies.
+          usable = false;
+          quitSent = true;
+        }
+        await write(lines, stage);
       }
       for (; index < items.length; index++) {
         const item = items[index]!;
@@ -507,7 +519,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
             settle.reject(error);
           }
         }
-        if (items.length > 0) await group(items, signal);
+        if (items.length > 0) await group(items, signal, pipelineOptions.quit === true);
       });
       return { mail: mailReply?.promise ?? null, rcpts: rcpts.map((settle) => settle.promise) };
     },
@@ -521,7 +533,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
     },
     quit(quitOptions: CommandOptions = {}) {
       return serial(async () => {
-        if (!usable || channel.closed) {
+        if (!(usable || quitSent) || channel.closed) {
           close();
           return;
         }
@@ -530,9 +542,12 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
             limitOf(quitOptions),
             now() + (options.quitTimeoutMs ?? DEFAULT_QUIT_TIMEOUT_MS),
           );
-          const line = commands.quit();
-          emit(quitOptions.onLine, 'client', line);
-          await channel.writeLine(line);
+          if (!quitSent) {
+            const line = commands.quit();
+            emit(quitOptions.onLine, 'client', line);
+            await channel.writeLine(line);
+          }
+          quitSent = false; // its reply is read once
           await readReply('quit', limitAt, quitOptions);
         } catch {
           // QUIT is a courtesy: whatever happens, the session is over.

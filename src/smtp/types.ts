@@ -141,6 +141,13 @@ export interface PipelineOptions {
   readonly mailFrom?: { readonly sender: string } & MailFromOptions;
   /** Aborts the whole group (the session is then closed). */
   readonly signal?: AbortSignal;
+  /**
+   * End the group with `QUIT` (RFC 2920 §3.1 allows it as a group's last command), for a session that takes
+   * nothing after this group: one write and one round trip fewer than a `quit()` of its own. The session is
+   * unusable from then on; `quit()` only waits for the `221` (a short wait, never an error) and closes.
+   * Ignored by a server without PIPELINING, whose commands go one at a time. @default false
+   */
+  readonly quit?: boolean;
 }
 
 /** The replies of a pipelined group, one promise per command, settling in the order the commands were sent. */

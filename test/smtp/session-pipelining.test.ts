@@ -101,6 +101,80 @@ describe('rcptToMany over a scripted channel', () => {
   });
 });
 
+describe('rcptToMany ending its group with QUIT', () => {
+  it('sends QUIT in the same write as the group, then takes no command and reads the 221 on quit()', async () => {
+    let bufferedAtMail = -1;
+    const raw = await startRawServer({
+      async script(peer) {
+        await peer.write('220 raw.test ESMTP\r\n');
+        await peer.readLine();
+        await peer.write('250-raw.test\r\n250 PIPELINING\r\n');
+        await peer.readLine(); // MAIL FROM
+        bufferedAtMail = peer.buffered();
+        for (
+          let line = await peer.readLine();
+          line !== null && line !== 'QUIT';
+          line = await peer.readLine()
+        ) {}
+        await peer.write('250 2.1.0 ok\r\n250 2.1.5 ok\r\n550 5.1.1 no\r\n250 2.1.5 ok\r\n221 2.0.0 bye\r\n');
+        peer.end();
+      },
+    });
+    harnesses.push(raw);
+    const session = await openRaw(raw);
+    const replies = session.rcptToMany!(group, { mailFrom: { sender: 'verify@probe.test' }, quit: true });
+    expect(await outcomes(replies.rcpts)).toEqual([250, 550, 250]);
+    expect(bufferedAtMail).toBe(4); // three RCPT TO and QUIT arrived with MAIL FROM
+    expect(session.usable).toBe(false);
+    await expect(session.rcptTo('d@example.com')).rejects.toMatchObject({ kind: 'disconnect' });
+    await session.quit();
+    await session.quit(); // idempotent
+    expect(raw.received().filter((line) => line === 'QUIT')).toHaveLength(1);
+    expect(raw.received().at(-1)).toBe('QUIT');
+  });
+
+  it('gives up on a 221 that never comes within quitTimeoutMs, and closes', async () => {
+    const raw = await startRawServer({
+      async script(peer) {
+        await peer.write('220 raw.test ESMTP\r\n');
+        await peer.readLine();
+        await peer.write('250-raw.test\r\n250 PIPELINING\r\n');
+        for (
+          let line = await peer.readLine();
+          line !== null && line !== 'QUIT';
+          line = await peer.readLine()
+        ) {}
+        await peer.write('250 2.1.5 ok\r\n');
+        while (!peer.gone) await peer.sleep(20); // no 221
+      },
+    });
+    harnesses.push(raw);
+    const channel = await tcpTransport().connect(
+      { host: raw.host, port: raw.port },
+      { timeoutMs: 2_000, maxLineLength: 2_048 },
+    );
+    const session = await openSmtpSession(channel, { heloHost: 'probe.test', quitTimeoutMs: 150 });
+    const replies = session.rcptToMany!([{ recipient: 'a@example.com' }], { quit: true });
+    expect(await outcomes(replies.rcpts)).toEqual([250]);
+    const started = performance.now();
+    await session.quit();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(channel.closed).toBe(true);
+  });
+
+  it('is ignored without PIPELINING: the commands go one at a time and quit() sends QUIT itself', async () => {
+    const channel = scriptedChannel({
+      respond: (line) => (line.startsWith('EHLO') ? ['250-mx.test', '250 8BITMIME'] : happyReply(line)),
+    });
+    const session = await openSmtpSession(channel, { heloHost: 'probe.test' });
+    const replies = session.rcptToMany!([{ recipient: 'a@example.com' }], { quit: true });
+    expect(await outcomes(replies.rcpts)).toEqual([250]);
+    expect(session.usable).toBe(true);
+    await session.quit();
+    expect(channel.written.slice(1)).toEqual(['RCPT TO:<a@example.com>', 'QUIT']);
+  });
+});
+
 /** A raw server that reads a whole group (greeting and EHLO first) before `answer` replies to it. */
 async function rawGroupServer(
   groupSize: number,
