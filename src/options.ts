@@ -364,11 +364,21 @@ function signalOption(signal: unknown): AbortSignal | undefined {
 
 const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'replyTimeoutMs', 'signal']);
 
+/** Most budgets kept per options object (the HTTP API's `timeout` parameter gives one per value asked for). */
+const MAX_BUDGETS_PER_BASE = 32;
+
+/** Options objects with a budget applied, by base and `timeoutMs/connectTimeoutMs/replyTimeoutMs`. */
+const budgets = new WeakMap<ResolvedOptions, Map<string, ResolvedOptions>>();
+
 /**
  * The per-call fast path: when `overrides` set nothing but `timeoutMs`, `connectTimeoutMs`, `replyTimeoutMs` and/or
- * `signal` (what
- * an HTTP request carries), validates just those and returns `base` with them applied, without re-resolving everything.
- * Returns `undefined` when `overrides` hold any other key, so the caller falls back to {@link resolveOptions}.
+ * `signal` (what an HTTP request carries), validates just those and returns `base` with them applied, without
+ * re-resolving everything. Returns `undefined` when `overrides` hold any other key, so the caller falls back to
+ * {@link resolveOptions}.
+ *
+ * Without a signal of the call's own, the same budget on the same `base` gives the same object (up to
+ * {@link MAX_BUDGETS_PER_BASE} budgets per base, then a new one per call): no copy of every option per request,
+ * and what is cached per options object (the SMTP envelope and the pool's session profile) is made once.
  */
 export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
   let keys = 0;
@@ -377,19 +387,36 @@ export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): Re
     keys++;
   }
   if (keys === 0) return base;
-  return {
-    ...base,
-    timeoutMs: overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000),
-    connectTimeoutMs:
-      overrides.connectTimeoutMs === undefined
-        ? base.connectTimeoutMs
-        : int(overrides, 'connectTimeoutMs', 1, 600_000),
-    replyTimeoutMs:
-      overrides.replyTimeoutMs === undefined
-        ? base.replyTimeoutMs
-        : int(overrides, 'replyTimeoutMs', 1, 600_000),
-    signal: overrides.signal === undefined ? base.signal : signalOption(overrides.signal),
-  };
+  const timeoutMs =
+    overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000);
+  const connectTimeoutMs =
+    overrides.connectTimeoutMs === undefined
+      ? base.connectTimeoutMs
+      : int(overrides, 'connectTimeoutMs', 1, 600_000);
+  const replyTimeoutMs =
+    overrides.replyTimeoutMs === undefined
+      ? base.replyTimeoutMs
+      : int(overrides, 'replyTimeoutMs', 1, 600_000);
+  const signal = overrides.signal === undefined ? base.signal : signalOption(overrides.signal);
+  if (signal !== base.signal) return { ...base, timeoutMs, connectTimeoutMs, replyTimeoutMs, signal };
+  if (
+    timeoutMs === base.timeoutMs &&
+    connectTimeoutMs === base.connectTimeoutMs &&
+    replyTimeoutMs === base.replyTimeoutMs
+  ) {
+    return base;
+  }
+  const key = `${timeoutMs}/${connectTimeoutMs}/${replyTimeoutMs}`;
+  let known = budgets.get(base);
+  const cached = known?.get(key);
+  if (cached !== undefined) return cached;
+  const budgeted = { ...base, timeoutMs, connectTimeoutMs, replyTimeoutMs };
+  if (known === undefined) {
+    known = new Map();
+    budgets.set(base, known);
+  }
+  if (known.size < MAX_BUDGETS_PER_BASE) known.set(key, budgeted);
+  return budgeted;
 }
 
 /**

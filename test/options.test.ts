@@ -89,6 +89,24 @@ describe('applyBudget', () => {
     expect(applyBudget(base, { timeoutMs: 5, smtp: true })).toBeUndefined();
   });
 
+  it('gives the same object for the same budget on the same base, and a new one past 32 budgets', () => {
+    const base = resolveOptions({ smtp: false });
+    const budget = { timeoutMs: 3_000, connectTimeoutMs: 3_000, replyTimeoutMs: 3_000 };
+    const first = applyBudget(base, budget);
+    expect(first).toMatchObject({ smtp: false, ...budget });
+    expect(applyBudget(base, { ...budget })).toBe(first);
+    expect(applyBudget(resolveOptions({ smtp: false }), budget)).not.toBe(first); // another base
+    expect(applyBudget(base, { timeoutMs: base.timeoutMs })).toBe(base); // nothing changes
+    const signal = new AbortController().signal;
+    const withSignal = applyBudget(base, { ...budget, signal });
+    expect(withSignal).toMatchObject({ ...budget, signal });
+    expect(applyBudget(base, { ...budget, signal })).not.toBe(withSignal); // a call's signal is its own
+    for (let ms = 1; ms <= 40; ms++) expect(applyBudget(base, { timeoutMs: ms })?.timeoutMs).toBe(ms);
+    expect(applyBudget(base, { timeoutMs: 5 })).toBe(applyBudget(base, { timeoutMs: 5 })); // among the first 32
+    expect(applyBudget(base, { timeoutMs: 40 })).not.toBe(applyBudget(base, { timeoutMs: 40 })); // past them
+    expect(applyBudget(base, budget)).toBe(first);
+  });
+
   it('validates the budget like resolveOptions does', () => {
     const base = resolveOptions();
     expect(() => applyBudget(base, { timeoutMs: 0 })).toThrow(/^timeoutMs must be an integer/);
