@@ -4,16 +4,26 @@
  * are gone and have nothing left.
  * @module
  */
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { parseEntry, unindexGone } from './chunk-index.js';
 import { isChunkData } from './chunks.js';
 import type { BullMq, FleetKeys } from './connection.js';
+
+/** Index entries read at once. */
+const PAGE = 1000;
 
 /**
  * Removes the chunks of job `id` from every queue of the fleet: all of them (`below` undefined: the job was
  * deleted or failed), or those whose positions are all below `below` (the job completed with `below` positions:
  * chunks of addresses added after the completion are kept). A chunk a worker holds is left (it is removed when
  * that worker acknowledges it). Then drops the retry queues touched whose worker has no heartbeat and that hold
- * nothing. Cost: one SCAN of the Redis keys under the fleet's prefix.
+ * nothing.
+ *
+ * The chunks are those the job's index names (see chunk-index.ts), and the entries of those that are gone leave
+ * the index: once nothing of the job is left, its index is gone too. Cost: a few commands per chunk of the job
+ * still indexed, whatever else Redis holds (no SCAN). Chunks queued by a version of mailvet that kept no index are
+ * indexed once per fleet by the first API node of this version (see earlier-chunks.ts).
  */
 export async function forgetJobChunks(
   bullmq: BullMq,
@@ -22,37 +32,39 @@ export async function forgetJobChunks(
   id: string,
   below?: number,
 ): Promise<void> {
-  const head = `${keys.prefix}:`;
-  const byQueue = new Map<string, Set<string>>();
-  let cursor = '0';
-  do {
-    const [next, found] = await client.scan(cursor, 'MATCH', `${head}${keys.queue}*:${id}.*`, 'COUNT', 1000);
-    cursor = next;
-    for (const key of found) {
-      const [queue, chunk] = key.slice(head.length).split(':');
-      if (queue === undefined || chunk === undefined || !chunk.startsWith(`${id}.`)) continue;
-      if (queue !== keys.queue && !queue.startsWith(keys.retryQueue(''))) continue;
-      const chunks = byQueue.get(queue) ?? new Set<string>();
-      chunks.add(chunk);
-      byQueue.set(queue, chunks);
+  const queues = new Map<string, Queue>();
+  const queueOf = (name: string): Queue => {
+    let queue = queues.get(name);
+    if (queue === undefined) {
+      queue = new bullmq.Queue(name, { connection: client, prefix: keys.prefix });
+      queue.on('error', () => {}); // the calls below report
+      queues.set(name, queue);
     }
-  } while (cursor !== '0');
-  for (const [name, chunks] of byQueue) {
-    const queue = new bullmq.Queue(name, { connection: client, prefix: keys.prefix });
-    queue.on('error', () => {}); // the calls below report
-    try {
-      for (const chunk of chunks) {
-        if (below !== undefined && !(await finalOnly(client, `${head}${name}:${chunk}`, below))) continue;
-        await queue.remove(chunk);
+    return queue;
+  };
+  try {
+    let cursor = '0';
+    do {
+      const [next, entries] = await client.sscan(keys.jobChunks(id), cursor, 'COUNT', PAGE);
+      cursor = next;
+      for (const entry of entries) {
+        const chunk = parseEntry(entry);
+        if (chunk === undefined) continue;
+        const queue = queueOf(chunk.queue);
+        if (below !== undefined && !(await finalOnly(client, `${keys.prefix}:${entry}`, below))) continue;
+        await queue.remove(chunk.id); // 0 when a worker holds it: it stays, with its entry
       }
-      const worker = name.slice(keys.retryQueue('').length);
-      if (name !== keys.queue && (await client.exists(`${keys.workers}${worker}`)) === 0) {
-        const counts = await queue.getJobCounts();
-        if (Object.values(counts).every((count) => count === 0)) await queue.obliterate({ force: true });
-      }
-    } finally {
-      await queue.close();
+      await unindexGone(client, keys, id, entries);
+    } while (cursor !== '0');
+    const retry = keys.retryQueue('');
+    for (const [name, queue] of queues) {
+      if (!name.startsWith(retry)) continue;
+      if ((await client.exists(`${keys.workers}${name.slice(retry.length)}`)) === 1) continue;
+      const counts = await queue.getJobCounts();
+      if (Object.values(counts).every((count) => count === 0)) await queue.obliterate({ force: true });
     }
+  } finally {
+    for (const queue of queues.values()) await queue.close();
   }
 }
 

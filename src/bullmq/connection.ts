@@ -39,6 +39,13 @@ export interface FleetKeys {
   readonly workers: string;
   /** Key prefix of webhook claims (`<webhookClaims><job id>:<event>`: the API node that delivers it). */
   readonly webhookClaims: string;
+  /**
+   * Key set once the chunks queued by a version that kept no chunk index were indexed (see earlier-chunks.ts);
+   * its value is when.
+   */
+  readonly chunksIndexed: string;
+  /** The index of job `jobId`'s chunks: a SET of `<queue>:<chunk id>` (see chunk-index.ts). */
+  jobChunks(jobId: string): string;
   /** The queue of greylisting retries of one worker (only that worker takes from it). */
   retryQueue(workerId: string): string;
 }
@@ -59,6 +66,8 @@ export function fleetKeys(options: FleetOptions): FleetKeys {
     marker: `${prefix}:fleet:marker`,
     workers: `${prefix}:fleet:workers:`,
     webhookClaims: `${prefix}:fleet:webhook:`,
+    chunksIndexed: `${prefix}:fleet:chunks-indexed`,
+    jobChunks: (jobId) => `${prefix}:fleet:chunks:${jobId}`,
     retryQueue: (workerId) => `verify-retry-${workerId}`,
   };
 }

@@ -44,9 +44,11 @@ import type {
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import type { WebhookShare } from '../webhooks/share.js';
+import { addIndexed } from './chunk-index.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
 import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import { indexEarlierChunks } from './earlier-chunks.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
 import { storeFailureOf } from './store-failure.js';
 
@@ -184,6 +186,8 @@ class FleetJobs implements RunnerJobs {
   #reconcileTimer: ReturnType<typeof setInterval> | undefined;
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
   #reconciling: Promise<void> | undefined;
+  /** Chunks queued by a version that kept no chunk index are indexed (once per fleet: see earlier-chunks.ts). */
+  #earlierIndexed = false;
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -581,25 +585,28 @@ class FleetJobs implements RunnerJobs {
     }
   }
 
-  /** Adds `chunks` with deterministic ids (an id already on the queue is not added twice). */
+  /**
+   * Adds `chunks` with deterministic ids (an id already on the queue is not added twice), each in its job's chunk
+   * index (see chunk-index.ts).
+   */
   async #enqueue(
     open: Open,
     chunks: readonly ChunkData[],
     idOf: (k: number) => string,
     delay = 0,
   ): Promise<void> {
+    const queued = chunks.map((data, k) => ({ data, id: idOf(k) }));
+    const indexed = queued.map(({ data, id }) => ({ job: data.job, queue: this.#keys.queue, id }));
+    const options = {
+      ...CHUNK_OPTIONS,
+      attempts: this.#settings.chunkAttempts,
+      ...(delay > 0 ? { delay } : {}),
+    };
     try {
-      await open.queue.addBulk(
-        chunks.map((data, k) => ({
-          name: 'chunk',
-          data,
-          opts: {
-            ...CHUNK_OPTIONS,
-            attempts: this.#settings.chunkAttempts,
-            jobId: idOf(k),
-            ...(delay > 0 ? { delay } : {}),
-          },
-        })),
+      await addIndexed(open.client, this.#keys, indexed, () =>
+        open.queue.addBulk(
+          queued.map(({ data, id }) => ({ name: 'chunk', data, opts: { ...options, jobId: id } })),
+        ),
       );
     } catch (error) {
       throw new MailvetError('queue_unavailable', `the queue refused the chunks: ${String(error)}`, {
@@ -611,7 +618,8 @@ class FleetJobs implements RunnerJobs {
   /**
    * Makes the queue hold what the database says is pending: rebuilds it when Redis lost its data (the marker key
    * is gone), queues inputs no chunk holds, hands overdue greylisting retries to any worker, and retries chunks
-   * that failed. One pass at a time.
+   * that failed. The first pass of a process also indexes the chunks of an earlier version, when no API node of the
+   * fleet did that yet. One pass at a time.
    */
   #reconcile(open: Open): Promise<void> {
     this.#reconciling ??= this.#reconcilePass(open).finally(() => {
@@ -622,6 +630,10 @@ class FleetJobs implements RunnerJobs {
 
   async #reconcilePass(open: Open): Promise<void> {
     if (this.#closing) return;
+    if (!this.#earlierIndexed) {
+      await indexEarlierChunks(open.client, this.#keys);
+      this.#earlierIndexed = true;
+    }
     const generation = randomUUID();
     if ((await open.client.set(this.#keys.marker, generation, 'NX')) === 'OK')
       await this.#rebuild(open, generation);

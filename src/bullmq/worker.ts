@@ -15,6 +15,7 @@ import type { VerifyOptions } from '../options.js';
 import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
+import { addIndexed, unindexAcknowledged } from './chunk-index.js';
 import { type ChunkData, isChunkData } from './chunks.js';
 import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
@@ -176,7 +177,17 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     new bullmq.Worker(keys.queue, processor, settings),
     new bullmq.Worker(retryQueueName, processor, settings),
   ];
-  for (const worker of workers) worker.on('error', onError);
+  // An acknowledged chunk is gone (removeOnComplete): its entry leaves its job's index.
+  const unindexing = new Set<Promise<void>>();
+  const unindex = (job: QueueJob): void => {
+    const done = unindexAcknowledged(client, keys, job).catch(onError);
+    unindexing.add(done);
+    void done.then(() => unindexing.delete(done));
+  };
+  for (const worker of workers) {
+    worker.on('error', onError);
+    worker.on('completed', unindex);
+  }
   const beat = async (): Promise<void> => {
     const value = JSON.stringify({ id, host: hostname(), pid: process.pid, at: Date.now() });
     await client.set(`${keys.workers}${id}`, value, 'PX', heartbeatMs * 3).catch(onError);
@@ -199,6 +210,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
         run.stop();
         await Promise.all(workers.map((worker) => worker.close(true)));
         await Promise.all(workers.map((worker) => worker.disconnect().catch(onError)));
+        await Promise.all(unindexing);
         await client.del(`${keys.workers}${id}`).catch(onError);
         await forgetIfEmpty(retries).catch(onError);
         await retries.close();
@@ -400,7 +412,7 @@ class ChunkRun {
     }
   }
 
-  /** Puts greylisted positions on this worker's retry queue, delayed until they are due. */
+  /** Puts greylisted positions on this worker's retry queue, delayed until they are due, in their job's index. */
   private async scheduleRetries(
     data: ChunkData,
     todo: readonly number[],
@@ -421,16 +433,17 @@ class ChunkRun {
         emails: group.map((wait) => emailAt.get(wait.position)!),
         attempts: group.map((wait) => wait.attempt),
       };
-      await this.retries
-        .add('retry', chunk, {
+      const jobId = `${data.job}.w${group[0]!.position}.${group[0]!.attempt}`;
+      await addIndexed(this.client, this.keys, [{ job: data.job, queue: this.retries.name, id: jobId }], () =>
+        this.retries.add('retry', chunk, {
           delay: Math.max(0, dueAt - Date.now()),
-          jobId: `${data.job}.w${group[0]!.position}.${group[0]!.attempt}`,
+          jobId,
           removeOnComplete: true,
           removeOnFail: { age: 86_400 },
           attempts,
           backoff: { type: 'exponential', delay: 1000 },
-        })
-        .catch(this.onError); // the API node's fallback hands it to any worker once it is overdue
+        }),
+      ).catch(this.onError); // the API node's fallback hands it to any worker once it is overdue
     }
   }
 
