@@ -37,6 +37,12 @@ export interface FleetKeys {
   readonly marker: string;
   /** Key prefix of workers' heartbeats (`<workers><worker id>`, with a TTL). */
   readonly workers: string;
+  /**
+   * Sorted set of the workers with a heartbeat: worker ids scored with when their heartbeat key expires, in
+   * milliseconds on Redis's clock (see heartbeat.ts). Not under {@link FleetKeys.workers}, so that nothing counting the
+   * heartbeat keys by their prefix counts it.
+   */
+  readonly workersLive: string;
   /** Key prefix of webhook claims (`<webhookClaims><job id>:<event>`: the API node that delivers it). */
   readonly webhookClaims: string;
   /**
@@ -65,6 +71,7 @@ export function fleetKeys(options: FleetOptions): FleetKeys {
     events: `${prefix}:fleet:events`,
     marker: `${prefix}:fleet:marker`,
     workers: `${prefix}:fleet:workers:`,
+    workersLive: `${prefix}:fleet:workers-live`,
     webhookClaims: `${prefix}:fleet:webhook:`,
     chunksIndexed: `${prefix}:fleet:chunks-indexed`,
     jobChunks: (jobId) => `${prefix}:fleet:chunks:${jobId}`,

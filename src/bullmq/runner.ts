@@ -50,6 +50,7 @@ import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { indexEarlierChunks } from './earlier-chunks.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
+import { liveWorkers } from './heartbeat.js';
 import { storeFailureOf } from './store-failure.js';
 
 /** Options of {@link bullmqRunner}. */
@@ -258,19 +259,15 @@ class FleetJobs implements RunnerJobs {
     return (await within(this.#store.ping(), timeoutMs)) ? 'up' : 'down';
   }
 
+  /**
+   * The queue's state, and the workers with a live heartbeat counted in the fleet's registry of live workers: one
+   * short script (`TIME`, `ZCOUNT`) whatever else the Redis holds, never a walk of the keyspace (see heartbeat.ts).
+   * Workers of an earlier version of mailvet, which write their heartbeat key but no entry in the registry, are not
+   * counted (during a rolling upgrade that starts with the API nodes, `workers` is low until they are replaced);
+   * `GET /healthz` does not fail on `workers`, only on `queue`.
+   */
   async fleetHealth(timeoutMs = 2000): Promise<FleetHealth> {
-    const count = async (): Promise<number> => {
-      const { client } = await this.#open;
-      let workers = 0;
-      let cursor = '0';
-      do {
-        const [next, keys] = await client.scan(cursor, 'MATCH', `${this.#keys.workers}*`, 'COUNT', 1000);
-        cursor = next;
-        workers += keys.length;
-      } while (cursor !== '0');
-      return workers;
-    };
-    const counted = count();
+    const counted = this.#open.then(({ client }) => liveWorkers(client, this.#keys));
     const up = await within(counted, timeoutMs);
     return { queue: up ? 'up' : 'down', workers: up ? await counted : 0 };
   }

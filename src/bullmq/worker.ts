@@ -20,6 +20,7 @@ import { type ChunkData, isChunkData } from './chunks.js';
 import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { type FleetEvent, publish } from './events.js';
+import { beat, leave } from './heartbeat.js';
 import { storeFailureOf } from './store-failure.js';
 
 /** Options of {@link createWorker}. */
@@ -188,12 +189,12 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     worker.on('error', onError);
     worker.on('completed', unindex);
   }
-  const beat = async (): Promise<void> => {
+  const beatNow = async (): Promise<void> => {
     const value = JSON.stringify({ id, host: hostname(), pid: process.pid, at: Date.now() });
-    await client.set(`${keys.workers}${id}`, value, 'PX', heartbeatMs * 3).catch(onError);
+    await beat(client, keys, id, value, heartbeatMs * 3).catch(onError);
   };
-  await beat();
-  const heartbeat = setInterval(() => void beat(), heartbeatMs);
+  await beatNow();
+  const heartbeat = setInterval(() => void beatNow(), heartbeatMs);
   heartbeat.unref?.();
   let closed: Promise<void> | undefined;
   return {
@@ -211,7 +212,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
         await Promise.all(workers.map((worker) => worker.close(true)));
         await Promise.all(workers.map((worker) => worker.disconnect().catch(onError)));
         await Promise.all(unindexing);
-        await client.del(`${keys.workers}${id}`).catch(onError);
+        await leave(client, keys, id).catch(onError);
         await forgetIfEmpty(retries).catch(onError);
         await retries.close();
         client.disconnect();
