@@ -4,7 +4,6 @@
  * shows (INFO commandstats) the same commands whether those keys are there or not; the `below` semantics, a chunk
  * a worker holds and entries of chunks that are gone; the one-off indexing of chunks an earlier version queued.
  */
-import { randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -20,6 +19,7 @@ import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databas
 import { ownFleet } from '../support/own-fleet.js';
 import { HAS_REDIS_SERVER, startPrivateRedis } from '../support/private-redis.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { commandsOf, otherKeys, removeUser, userWithoutScan } from '../support/redis-cost.js';
 
 const withRedis = REDIS_URL !== undefined;
 const enabled = withRedis && POSTGRES_URL !== undefined;
@@ -64,49 +64,13 @@ async function queueRetry(
   }
 }
 
-/** Writes `count` keys under the prefix that are none of the fleet's (other data sharing the Redis and prefix). */
-async function unrelatedKeys(client: Redis, prefix: string, count: number): Promise<void> {
-  for (let from = 0; from < count; from += 1000) {
-    const pairs = Array.from({ length: Math.min(1000, count - from) }, (_, i) => [
-      `${prefix}:unrelated:${from + i}`,
-      'x',
-    ]).flat();
-    await client.mset(...pairs);
-  }
-}
-
-/** Calls per command since the server started (INFO commandstats). */
-async function commandCalls(client: Redis): Promise<Map<string, number>> {
-  const calls = new Map<string, number>();
-  for (const [, name, count] of (await client.info('commandstats')).matchAll(
-    /^cmdstat_(\S+?):calls=(\d+)/gm,
-  )) {
-    calls.set(name!, Number(count));
-  }
-  return calls;
-}
-
-/** The commands `run` made Redis execute (INFO excluded: the measurement's own), calls per command. */
-async function commandsOf(admin: Redis, run: () => Promise<void>): Promise<Record<string, number>> {
-  const before = await commandCalls(admin);
-  await run();
-  const after = await commandCalls(admin);
-  const made: Record<string, number> = {};
-  for (const [name, count] of after) {
-    const more = count - (before.get(name) ?? 0);
-    if (more > 0 && name !== 'info') made[name] = more;
-  }
-  return made;
-}
-
 describe.skipIf(!enabled)('forgetJobChunks on the fleet', () => {
   it('finds the chunks through the job’s index: a Redis user that may not SCAN or KEYS cleans up among 20,000 other keys of the prefix', async () => {
     const fleet = await ownFleet({ chunkSize: 10 });
     const { prefix, jobs } = fleet;
     const keys = fleetKeys({ connection: REDIS_URL!, prefix });
     const admin = new Redis(REDIS_URL!);
-    const user = `${prefix}-cleanup`;
-    const password = randomBytes(16).toString('hex');
+    let user: { username: string; password: string } | undefined;
     let restricted: Redis | undefined;
     try {
       await jobs.opened();
@@ -117,22 +81,9 @@ describe.skipIf(!enabled)('forgetJobChunks on the fleet', () => {
       await queueRetry(admin, keys, 'alive', other.id, 5);
       await admin.set(`${keys.workers}alive`, '{}', 'PX', 60_000);
       expect(await admin.scard(keys.jobChunks(job.id))).toBe(7);
-      await unrelatedKeys(admin, prefix, UNRELATED);
-      await admin.call(
-        'ACL',
-        'SETUSER',
-        user,
-        'on',
-        `>${password}`,
-        'resetkeys',
-        `~${prefix}:*`,
-        'resetchannels',
-        '&*',
-        '+@all',
-        '-scan',
-        '-keys',
-      );
-      restricted = new Redis({ ...keys.redis, username: user, password });
+      await otherKeys(admin, prefix, 'unrelated', UNRELATED);
+      user = await userWithoutScan(admin, prefix, 'cleanup');
+      restricted = new Redis({ ...keys.redis, ...user });
       await expect(restricted.scan('0')).rejects.toThrow(/NOPERM/);
 
       const { bullmq } = await loadQueue();
@@ -149,7 +100,7 @@ describe.skipIf(!enabled)('forgetJobChunks on the fleet', () => {
       expect((await admin.keys(`${prefix}:unrelated:*`)).length).toBe(UNRELATED);
     } finally {
       restricted?.disconnect();
-      await admin.call('ACL', 'DELUSER', user);
+      if (user !== undefined) await removeUser(admin, user.username);
       admin.disconnect();
       await fleet.close();
     }
@@ -190,7 +141,7 @@ describe.skipIf(!enabled)('forgetJobChunks on the fleet', () => {
         await jobs.opened();
         await cleanUp(); // loads the scripts into Redis, so that the runs measured are alike
         const bare = await cleanUp();
-        await unrelatedKeys(admin, prefix, UNRELATED);
+        await otherKeys(admin, prefix, 'unrelated', UNRELATED);
         const crowded = await cleanUp();
         expect(bare.scan).toBeUndefined();
         expect(bare.keys).toBeUndefined();

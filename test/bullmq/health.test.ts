@@ -7,7 +7,6 @@
  * heartbeat keys does not count the registry.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,6 +21,7 @@ import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databas
 import { ownFleet } from '../support/own-fleet.js';
 import { HAS_REDIS_SERVER, startPrivateRedis } from '../support/private-redis.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { commandsOf, otherKeys, removeUser, userWithoutScan } from '../support/redis-cost.js';
 
 const enabled = REDIS_URL !== undefined && POSTGRES_URL !== undefined;
 const UNRELATED = 20_000;
@@ -36,17 +36,6 @@ afterEach(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   spawned.clear();
 });
-
-/** Writes `count` keys `<prefix>:<kind>:<n>` (other data sharing the Redis). */
-async function otherKeys(client: Redis, prefix: string, kind: string, count: number): Promise<void> {
-  for (let from = 0; from < count; from += 1000) {
-    const pairs = Array.from({ length: Math.min(1000, count - from) }, (_, i) => [
-      `${prefix}:${kind}:${from + i}`,
-      'x',
-    ]).flat();
-    await client.mset(...pairs);
-  }
-}
 
 /** Starts a worker in a process of its own (worker-process.ts); resolves once its first heartbeat is written. */
 async function workerProcess(args: {
@@ -99,30 +88,6 @@ async function redisNow(client: Redis): Promise<number> {
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
-/** Calls per command since the server started (INFO commandstats). */
-async function commandCalls(client: Redis): Promise<Map<string, number>> {
-  const calls = new Map<string, number>();
-  for (const [, name, count] of (await client.info('commandstats')).matchAll(
-    /^cmdstat_(\S+?):calls=(\d+)/gm,
-  )) {
-    calls.set(name!, Number(count));
-  }
-  return calls;
-}
-
-/** The commands `run` made Redis execute (INFO excluded: the measurement's own), calls per command. */
-async function commandsOf(admin: Redis, run: () => Promise<void>): Promise<Record<string, number>> {
-  const before = await commandCalls(admin);
-  await run();
-  const after = await commandCalls(admin);
-  const made: Record<string, number> = {};
-  for (const [name, count] of after) {
-    const more = count - (before.get(name) ?? 0);
-    if (more > 0 && name !== 'info') made[name] = more;
-  }
-  return made;
-}
-
 describe.skipIf(!enabled)('GET /healthz on an API node of a fleet', () => {
   it('counts the live workers for a Redis user that may not SCAN or KEYS, among 25,000 other keys; stops counting a worker that closed at once, and one killed without closing once its heartbeat expires', async () => {
     const schema = testSchema();
@@ -130,8 +95,7 @@ describe.skipIf(!enabled)('GET /healthz on an API node of a fleet', () => {
     const otherApp = testPrefix();
     const keys = fleetKeys({ connection: REDIS_URL!, prefix });
     const admin = new Redis(REDIS_URL!);
-    const user = `${prefix}-health`;
-    const password = randomBytes(16).toString('hex');
+    let user: { username: string; password: string } | undefined;
     const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
     const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
     const workers: FleetWorker[] = [];
@@ -143,26 +107,13 @@ describe.skipIf(!enabled)('GET /healthz on an API node of a fleet', () => {
       await otherKeys(admin, otherApp, 'app', OTHER_APP);
       // The one-off indexing of an earlier version's chunks (earlier-chunks.ts, one SCAN per fleet) is done.
       await admin.set(keys.chunksIndexed, 'done');
-      await admin.call(
-        'ACL',
-        'SETUSER',
-        user,
-        'on',
-        `>${password}`,
-        'resetkeys',
-        `~${prefix}:*`,
-        'resetchannels',
-        '&*',
-        '+@all',
-        '-scan',
-        '-keys',
-      );
-      restricted = new Redis({ ...keys.redis, username: user, password });
+      user = await userWithoutScan(admin, prefix, 'health');
+      restricted = new Redis({ ...keys.redis, ...user });
       await expect(restricted.scan('0')).rejects.toThrow(/NOPERM/);
       await expect(restricted.keys(`${prefix}:*`)).rejects.toThrow(/NOPERM/);
       jobs = new BulkJobManager({
         store,
-        runner: bullmqRunner({ connection: { ...keys.redis, username: user, password }, prefix }),
+        runner: bullmqRunner({ connection: { ...keys.redis, ...user }, prefix }),
       });
       await jobs.opened();
       const api = createHandler({ apiKeys: ['k'], jobs });
@@ -216,7 +167,7 @@ describe.skipIf(!enabled)('GET /healthz on an API node of a fleet', () => {
       else await jobs.close();
       await workerStore.close?.();
       restricted?.disconnect();
-      await admin.call('ACL', 'DELUSER', user);
+      if (user !== undefined) await removeUser(admin, user.username);
       admin.disconnect();
       await deletePrefix(prefix);
       await deletePrefix(otherApp);
