@@ -3,6 +3,7 @@
  * @module
  */
 import { disposableDomains } from '../data/disposable.js';
+import { domainAnswers } from '../data/domain-answers.js';
 import { addressListed } from '../data/domains.js';
 import { freeDomains } from '../data/free.js';
 import { normalizeRoleLocalPart, roleNames } from '../data/role.js';
@@ -27,12 +28,14 @@ export const listsCheck: Check = {
     if (addressListed(options.allowlist, address)) state.allowlisted = true;
     const blocklisted = addressListed(options.blocklist, address);
     if (address.literalAddress === null) {
-      const { domain, unicodeDomain } = address;
-      const idn = unicodeDomain !== domain;
-      const disposable = disposableDomains(lists.disposable);
-      state.disposable = disposable.matches(domain) || (idn && disposable.matches(unicodeDomain));
-      const free = freeDomains(lists.free);
-      state.free = free.has(domain) || (idn && free.has(unicodeDomain));
+      const answers = domainAnswers(
+        disposableDomains(lists.disposable),
+        freeDomains(lists.free),
+        address.domain,
+        address.unicodeDomain,
+      );
+      state.disposable = answers.disposable;
+      state.free = answers.free;
     }
     state.role = roleNames(lists.role).has(normalizeRoleLocalPart(address.local));
     if (state.allowlisted) return undefined;
