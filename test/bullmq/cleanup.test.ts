@@ -17,9 +17,15 @@ import { bullmqRunner } from '../../src/bullmq/runner.js';
 import { postgresStore } from '../../src/postgres/pg.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { ownFleet } from '../support/own-fleet.js';
-import { HAS_REDIS_SERVER, startPrivateRedis } from '../support/private-redis.js';
+import { HAS_REDIS_SERVER } from '../support/private-redis.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
-import { commandsOf, otherKeys, removeUser, userWithoutScan } from '../support/redis-cost.js';
+import {
+  commandsOf,
+  otherKeys,
+  privateRedisFleet,
+  removeUser,
+  userWithoutScan,
+} from '../support/redis-cost.js';
 
 const withRedis = REDIS_URL !== undefined;
 const enabled = withRedis && POSTGRES_URL !== undefined;
@@ -109,16 +115,8 @@ describe.skipIf(!enabled)('forgetJobChunks on the fleet', () => {
   it.skipIf(!HAS_REDIS_SERVER)(
     'makes Redis run the same commands, and no SCAN, whether 20,000 other keys share the prefix or none (INFO commandstats of a Redis of its own)',
     async () => {
-      const redis = await startPrivateRedis(); // its commandstats count this test's commands only
-      const schema = testSchema();
-      const prefix = testPrefix();
-      const keys = fleetKeys({ connection: redis.url, prefix });
-      const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-      const jobs = new BulkJobManager({
-        store,
-        runner: bullmqRunner({ connection: redis.url, prefix, chunkSize: 10, reconcileMs: 3_600_000 }),
-      });
-      const admin = new Redis(redis.url);
+      const fleet = await privateRedisFleet({ chunkSize: 10 }); // its commandstats count this test's commands only
+      const { keys, prefix, jobs, admin } = fleet;
       const { bullmq } = await loadQueue();
       /** A job of 5 chunks on the shared queue and a retry on a gone worker's queue; then the commands of its clean-up. */
       const cleanUp = async (): Promise<Record<string, number>> => {
@@ -148,10 +146,7 @@ describe.skipIf(!enabled)('forgetJobChunks on the fleet', () => {
         expect(crowded).toEqual(bare);
         expect(await admin.dbsize()).toBeGreaterThan(UNRELATED);
       } finally {
-        admin.disconnect();
-        await jobs.close();
-        await redis.stop();
-        await dropPostgresSchema(schema);
+        await fleet.close();
       }
     },
     60_000,

@@ -19,9 +19,15 @@ import { createHandler, type Handler } from '../../src/http/handler.js';
 import { postgresStore } from '../../src/postgres/pg.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { ownFleet } from '../support/own-fleet.js';
-import { HAS_REDIS_SERVER, startPrivateRedis } from '../support/private-redis.js';
+import { HAS_REDIS_SERVER } from '../support/private-redis.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
-import { commandsOf, otherKeys, removeUser, userWithoutScan } from '../support/redis-cost.js';
+import {
+  commandsOf,
+  otherKeys,
+  privateRedisFleet,
+  removeUser,
+  userWithoutScan,
+} from '../support/redis-cost.js';
 
 const enabled = REDIS_URL !== undefined && POSTGRES_URL !== undefined;
 const UNRELATED = 20_000;
@@ -178,16 +184,8 @@ describe.skipIf(!enabled)('GET /healthz on an API node of a fleet', () => {
   it.skipIf(!HAS_REDIS_SERVER)(
     'makes Redis run the same commands, and no SCAN, whether 25,000 other keys are there or none (INFO commandstats of a Redis of its own)',
     async () => {
-      const redis = await startPrivateRedis(); // its commandstats count this test's commands only
-      const schema = testSchema();
-      const prefix = testPrefix();
-      const keys = fleetKeys({ connection: redis.url, prefix });
-      const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
-      const jobs = new BulkJobManager({
-        store,
-        runner: bullmqRunner({ connection: redis.url, prefix, reconcileMs: 3_600_000 }),
-      });
-      const admin = new Redis(redis.url);
+      const fleet = await privateRedisFleet(); // its commandstats count this test's commands only
+      const { keys, prefix, jobs, admin } = fleet;
       /** The commands of 10 health checks, which each count the 2 workers. */
       const checks = () =>
         commandsOf(admin, async () => {
@@ -205,10 +203,7 @@ describe.skipIf(!enabled)('GET /healthz on an API node of a fleet', () => {
         expect(crowded).toEqual(bare);
         expect(await admin.dbsize()).toBeGreaterThan(UNRELATED + OTHER_APP);
       } finally {
-        admin.disconnect();
-        await jobs.close();
-        await redis.stop();
-        await dropPostgresSchema(schema);
+        await fleet.close();
       }
     },
     60_000,

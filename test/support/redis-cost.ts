@@ -1,9 +1,17 @@
 /**
  * What a fleet operation costs Redis, for tests that show it does not walk the keyspace: keys that are none of the
- * fleet's, a Redis user that may not `SCAN` or `KEYS`, and the commands an operation made Redis run.
+ * fleet's, a Redis user that may not `SCAN` or `KEYS`, the commands an operation made Redis run, and an API node on
+ * a Redis of its own to count them on.
  */
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
+import { BulkJobManager } from '../../src/bulk/manager.js';
+import { type FleetKeys, fleetKeys } from '../../src/bullmq/connection.js';
+import { type BullmqRunnerOptions, bullmqRunner } from '../../src/bullmq/runner.js';
+import { postgresStore } from '../../src/postgres/pg.js';
+import { dropPostgresSchema, POSTGRES_URL, testSchema } from './databases.js';
+import { startPrivateRedis } from './private-redis.js';
+import { testPrefix } from './redis.js';
 
 /** Writes `count` keys `<prefix>:<kind>:<n>` holding `x` (other data sharing the Redis), 1,000 per command. */
 export async function otherKeys(client: Redis, prefix: string, kind: string, count: number): Promise<void> {
@@ -74,4 +82,44 @@ export async function commandsOf(admin: Redis, run: () => Promise<void>): Promis
     if (more > 0 && name !== 'info') made[name] = more;
   }
   return made;
+}
+
+/** An API node's job manager on a Redis of its own, whose command counts are then this test's alone. */
+export interface PrivateRedisFleet {
+  /** The fleet's keys (on the private Redis). */
+  readonly keys: FleetKeys;
+  readonly prefix: string;
+  /** The manager, with a bullmq runner on the private Redis and a PostgreSQL schema of its own. */
+  readonly jobs: BulkJobManager;
+  /** A client of the private Redis, for the test's own reads and writes. */
+  readonly admin: Redis;
+  /** Closes the manager and the client, stops the Redis and drops the schema. */
+  close(): Promise<void>;
+}
+
+/** Starts a private Redis (test/support/private-redis.ts) and an API node's manager on it (no reconcile passes). */
+export async function privateRedisFleet(
+  runner: Partial<BullmqRunnerOptions> = {},
+): Promise<PrivateRedisFleet> {
+  const redis = await startPrivateRedis();
+  const schema = testSchema();
+  const prefix = testPrefix();
+  const store = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+  const jobs = new BulkJobManager({
+    store,
+    runner: bullmqRunner({ connection: redis.url, prefix, reconcileMs: 3_600_000, ...runner }),
+  });
+  const admin = new Redis(redis.url);
+  return {
+    keys: fleetKeys({ connection: redis.url, prefix }),
+    prefix,
+    jobs,
+    admin,
+    async close() {
+      admin.disconnect();
+      await jobs.close();
+      await redis.stop();
+      await dropPostgresSchema(schema);
+    },
+  };
 }
