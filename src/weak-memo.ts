@@ -15,7 +15,8 @@
 export function weakMemo<K extends object, V>(compute: (key: K) => V): (key: K) => V {
   const results = new WeakMap<K, V>();
   return (key) => {
-    if (results.has(key)) return results.get(key) as V;
+    const known = results.get(key);
+    if (known !== undefined || results.has(key)) return known as V; // one look-up on a hit
     const result = compute(key);
     results.set(key, result);
     return result;
