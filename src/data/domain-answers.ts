@@ -5,6 +5,7 @@
  * @module
  */
 import { GenerationalMemo } from '../typo/memo.js';
+import { weakMemo } from '../weak-memo.js';
 import type { DomainMatcher } from './disposable.js';
 import type { Lookup } from './lookup.js';
 
@@ -28,21 +29,9 @@ const ANSWERS: readonly DomainAnswers[] = [
 ];
 
 /** A memo per pair of lists (the built-in lists are one pair; each patched list is kept once per patch). */
-const memos = new WeakMap<DomainMatcher, WeakMap<Lookup, GenerationalMemo<DomainAnswers>>>();
-
-function memoOf(disposable: DomainMatcher, free: Lookup): GenerationalMemo<DomainAnswers> {
-  let byFree = memos.get(disposable);
-  if (byFree === undefined) {
-    byFree = new WeakMap();
-    memos.set(disposable, byFree);
-  }
-  let memo = byFree.get(free);
-  if (memo === undefined) {
-    memo = new GenerationalMemo(DOMAIN_ANSWERS_CACHE_SIZE);
-    byFree.set(free, memo);
-  }
-  return memo;
-}
+const memoOf = weakMemo((_disposable: DomainMatcher) =>
+  weakMemo((_free: Lookup) => new GenerationalMemo<DomainAnswers>(DOMAIN_ANSWERS_CACHE_SIZE)),
+);
 
 /**
  * Whether `domain` (ASCII form) or, for an IDN, its Unicode form `unicodeDomain` is disposable (itself or a parent
@@ -57,7 +46,7 @@ export function domainAnswers(
   domain: string,
   unicodeDomain: string,
 ): DomainAnswers {
-  const memo = memoOf(disposable, free);
+  const memo = memoOf(disposable)(free);
   const idn = unicodeDomain !== domain;
   const key = idn ? `${domain} ${unicodeDomain}` : domain;
   const known = memo.get(key);
