@@ -637,13 +637,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   function release(conn: Connection): void {
     conn.sink = undefined;
     if (conn.closing) return;
-    const reusable =
-      !closed &&
-      !conn.dedicated &&
-      idleMs > 0 &&
-      conn.rcpts < maxRcpt &&
-      conn.rejects < maxRejects &&
-      conn.session?.usable === true;
+    const reusable = !closed && !spent(conn) && conn.rejects < maxRejects && conn.session?.usable === true;
     if (!reusable) {
       retire(conn);
       return;
@@ -654,6 +648,14 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     conn.idleTimer = setTimeout(() => retire(conn), idleMs);
     unref(conn.idleTimer);
     dispatch(conn.key);
+  }
+
+  /**
+   * Whether `conn` has nothing left to give, whatever its server answers: the catch-all probe's own session, one
+   * that reached `maxRcptPerSession`, or any session when idle ones are not kept.
+   */
+  function spent(conn: Connection): boolean {
+    return conn.dedicated || idleMs <= 0 || conn.rcpts >= maxRcpt;
   }
 
   /** Replaces a stale connection by a fresh one in the same slot, without letting a waiter take the slot. */
@@ -858,9 +860,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       const deadline = deadlines[index]!;
       return trace === undefined ? { recipient, deadline } : { recipient, deadline, onLine: trace };
     });
-    // A session that this group leaves with nothing to give (the probe's own, its recipient cap reached, or no
-    // idle reuse) ends the group with QUIT: a write and a round trip fewer, and the server's process is free sooner.
-    const quit = conn.dedicated || conn.rcpts >= maxRcpt || idleMs <= 0;
+    // A session this group leaves spent ends the group with QUIT: a write and a round trip fewer, and the server's
+    // process is free sooner.
+    const quit = spent(conn);
     const replies = session.rcptToMany!(recipients, {
       quit,
       ...(group.open
