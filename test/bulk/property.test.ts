@@ -180,8 +180,14 @@ describe('BulkJobManager under random interleavings (property)', () => {
             const expected = resultFor(job.inputs[i]!);
             if (result.sub_status === 'exception_occurred') expect(result.email).toBe(expected.email);
             else expect(result).toEqual(expected);
-            // The same address has the same result at every position.
-            if (byAddress.has(result.email)) expect(result).toEqual(byAddress.get(result.email));
+            // The same address has the same result at every position; but an add to a complete job reopens it
+            // with a fresh deduplication index, so an address verified again after a reopen may get a result
+            // where an earlier try threw (or throw where an earlier try answered).
+            const earlier = byAddress.get(result.email) as typeof result | undefined;
+            const threw = (one: typeof result) => one.sub_status === 'exception_occurred';
+            if (earlier !== undefined && !(job.adds > 0 && (threw(earlier) || threw(result)))) {
+              expect(result).toEqual(earlier);
+            }
             byAddress.set(result.email, result);
           });
           // Each distinct address of the job was verified once per run of the job (greylisted ones: once per
