@@ -14,11 +14,20 @@
  * that does not depend on how much of CPU 0 the server actually got, the robust figure when other processes
  * share the machine.
  *
- * `--hono` adds a side that serves the same `createHandler()` through `@hono/node-server`'s `getRequestListener`
- * instead of mailvet's own listener (`toNodeListener`), to compare the two adapters. `--against=<git ref>` adds
- * a side: the mailvet server of that commit (its `src/` extracted to a
- * temporary directory that uses this checkout's node_modules), so that a change is measured before and after
- * in one interleaved run.
+ * Every mailvet side (and the ceiling's body) runs compiled JavaScript, the code users run from `dist/`, not the
+ * TypeScript sources: tsx, which runs this script and its children, transforms `.ts` with esbuild's `keepNames`,
+ * which wraps functions and classes in `__name(...)` calls, so the sources under tsx are not the code that ships
+ * (tsx leaves the `.js` files of a `"type": "module"` package untouched). The JavaScript is compiled at start,
+ * with this checkout's TypeScript (`tsc -p tsconfig.build.json`), from the very sources being measured into a
+ * temporary directory that resolves packages from this checkout's node_modules, so a stale `dist/` is never
+ * measured; it takes a few seconds per side compiled, and a compile that fails stops the run.
+ *
+ * `--sources` adds a side that serves this checkout's `src/*.ts` under tsx, as the benchmark once did, so that
+ * tsx's cost stays visible beside the built code. `--hono` adds a side that serves the same compiled
+ * `createHandler()` through `@hono/node-server`'s `getRequestListener` instead of mailvet's own listener
+ * (`toNodeListener`), to compare the two adapters. `--against=<git ref>` adds a side: the mailvet server of that
+ * commit (its `src/` and tsconfig files extracted to a temporary directory and compiled the same way), so that a
+ * change is measured before and after, both as built code, in one interleaved run.
  *
  * `--rate=<requests/s>` offers every side the same fixed load (autocannon's `overallRate`) instead of as much as
  * one load-generating core can send. Flat out, the sides run at different rates: the ceiling, faster, finds its
@@ -27,11 +36,11 @@
  * rate below every side's maximum, the CPU time per request differs only by what the servers do. A side that
  * cannot keep up with the rate is reported.
  *
- *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--hono] [--against=<git ref>]
- *                         [--rate=<requests/s>]
+ *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--sources] [--hono]
+ *                         [--against=<git ref>] [--rate=<requests/s>]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createBareServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -52,13 +61,22 @@ const ADDRESS = 'john.smith@gmail.com';
 const CONNECTIONS = 50;
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
-/** The child: serves `mode` (`bare`, or `mailvet` from the `src` directory given) and prints its URL. */
-async function serve(mode: string, src: string): Promise<void> {
+/**
+ * The mailvet code a side loads: a directory of modules laid out as `src/` is, and their extension (`js` for
+ * the compiled output of `tsc`, `ts` for the sources, which tsx transforms).
+ */
+interface Code {
+  readonly dir: string;
+  readonly ext: 'js' | 'ts';
+}
+
+/** The child: serves `mode` (`bare`, `hono` or `mailvet`) with the mailvet `code` given and prints its URL. */
+async function serve(mode: string, code: Code): Promise<void> {
   process.on('message', () => process.send?.(process.cpuUsage()));
-  const module = (path: string) => import(pathToFileURL(join(src, path)).href);
+  const module = (path: string) => import(pathToFileURL(join(code.dir, `${path}.${code.ext}`)).href);
   if (mode === 'bare') {
     // The same bytes the API answers with: the address's result, computed once, then served as a constant.
-    const { createVerifier } = await module('verifier.ts');
+    const { createVerifier } = await module('verifier');
     const verifier = createVerifier({ dns: false, smtp: false });
     const body = JSON.stringify(await verifier.verify(ADDRESS));
     await verifier.dispose();
@@ -74,7 +92,7 @@ async function serve(mode: string, src: string): Promise<void> {
   }
   if (mode === 'hono') {
     const { getRequestListener } = await import('@hono/node-server');
-    const { createHandler } = await module('http/handler.ts');
+    const { createHandler } = await module('http/handler');
     const handler = createHandler({
       apiKeys: [KEY],
       verifierOptions: { dns: false, smtp: false },
@@ -87,7 +105,7 @@ async function serve(mode: string, src: string): Promise<void> {
     });
     return;
   }
-  const { createServer } = await module('http/node.ts');
+  const { createServer } = await module('http/node');
   const { url } = await createServer({
     port: 0,
     apiKeys: [KEY],
@@ -116,11 +134,10 @@ interface Side {
   stop(): void;
 }
 
-async function startSide(name: string, mode: string, src: string, path: string): Promise<Side> {
+async function startSide(name: string, mode: string, code: Code, path: string): Promise<Side> {
   const self = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--import', 'tsx', self, `--serve=${mode}`, `--src=${src}`], {
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+  const args = ['--import', 'tsx', self, `--serve=${mode}`, `--src=${code.dir}`, `--ext=${code.ext}`];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const pinned = child.pid !== undefined && pin(0, child.pid);
   const base = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -203,22 +220,69 @@ function report(name: string, runs: readonly Measure[]): void {
   );
 }
 
-/** Extracts `src/` of commit `ref` into a temporary directory that resolves packages from this checkout. */
-function checkout(ref: string): string {
+/** A new temporary directory, listed in `made` (to be removed), that resolves packages from this checkout. */
+function temporary(made: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'mailvet-bench-'));
-  const archive = execFileSync('git', ['-C', REPO, 'archive', ref, 'src', 'package.json'], {
-    maxBuffer: 1 << 30,
-  });
-  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  made.push(dir);
   symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return dir;
+}
+
+/**
+ * Compiles the project `tsconfig` (a `tsconfig.build.json`, rootDir src) with this checkout's TypeScript into
+ * `dir`/dist, as `npm run build` does into `dist/`, and returns the compiled code. Throws with tsc's output if
+ * the compile fails.
+ */
+function build(what: string, tsconfig: string, dir: string): Code {
+  const out = join(dir, 'dist');
+  const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
+  try {
+    execFileSync(process.execPath, [tsc, '-p', tsconfig, '--outDir', out, '--declaration', 'false'], {
+      cwd: dir,
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: Buffer | string; stderr?: Buffer | string };
+    throw new Error(`tsc -p tsconfig.build.json could not compile ${what}:\n${stdout}${stderr}`.trimEnd());
+  }
+  return { dir: out, ext: 'js' };
+}
+
+/** This checkout's `src/`, compiled into a temporary directory. */
+function buildCheckout(made: string[]): Code {
+  const dir = temporary(made);
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
+  return build('this checkout', join(REPO, 'tsconfig.build.json'), dir);
+}
+
+/** Extracts `src/` and the tsconfig files of commit `ref` into a temporary directory and compiles them there. */
+function buildRef(ref: string, made: string[]): Code {
+  const dir = temporary(made);
+  const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  let archive: Buffer;
+  try {
+    archive = execFileSync('git', ['-C', REPO, 'archive', ref, ...files], {
+      maxBuffer: 1 << 30,
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    throw new Error(
+      `git archive could not extract ${files.join(', ')} of ${ref}:\n${(error as { stderr?: Buffer }).stderr ?? ''}`.trimEnd(),
+    );
+  }
+  execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  return build(`--against=${ref}`, join(dir, 'tsconfig.build.json'), dir);
 }
 
 async function main(): Promise<void> {
   const serveArg = process.argv.find((arg) => arg.startsWith('--serve='));
   const srcArg = process.argv.find((arg) => arg.startsWith('--src='));
-  if (serveArg !== undefined && srcArg !== undefined)
-    return serve(serveArg.slice('--serve='.length), srcArg.slice('--src='.length));
+  const extArg = process.argv.find((arg) => arg.startsWith('--ext='));
+  if (serveArg !== undefined && srcArg !== undefined && extArg !== undefined)
+    return serve(serveArg.slice('--serve='.length), {
+      dir: srcArg.slice('--src='.length),
+      ext: extArg.slice('--ext='.length) === 'ts' ? 'ts' : 'js',
+    });
 
   const positional = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
   const seconds = Number(positional[0] ?? 18);
@@ -231,23 +295,31 @@ async function main(): Promise<void> {
   const slice = Math.max(1, Math.round(seconds / rounds));
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   const selfPinned = pin(1, process.pid);
-  const src = join(REPO, 'src');
+  const sources = process.argv.includes('--sources');
+  const hono = process.argv.includes('--hono');
   const verifyPath = `/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
-  const old = against === undefined ? undefined : checkout(against);
+  const made: string[] = [];
   const sides: Side[] = [];
   try {
-    sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', src, '/'));
-    sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', src, verifyPath));
-    if (process.argv.includes('--hono'))
-      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', src, verifyPath));
-    if (old !== undefined)
-      sides.push(await startSide(`mailvet at ${against}`, 'mailvet', join(old, 'src'), verifyPath));
+    const old = against === undefined ? undefined : buildRef(against, made); // first: a bad ref fails early
+    const built = buildCheckout(made);
+    sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', built, '/'));
+    sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', built, verifyPath));
+    if (sources) {
+      const src: Code = { dir: join(REPO, 'src'), ext: 'ts' };
+      sides.push(await startSide('mailvet createServer, sources under tsx', 'mailvet', src, verifyPath));
+    }
+    if (hono)
+      sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', built, verifyPath));
+    if (old !== undefined) sides.push(await startSide(`mailvet at ${against}`, 'mailvet', old, verifyPath));
     console.log(
       `GET /v1/verify offline, ${CONNECTIONS} connections, ${rounds} interleaved rounds of ${slice} s per side ` +
         `(order rotating), ${rate === undefined ? 'as fast as they answer' : `a fixed load of ${rate} requests/s per side`}, node ${process.version}; ` +
         (sides.every((side) => side.pinned) && selfPinned
           ? 'servers pinned to CPU 0, autocannon to CPU 1'
-          : 'taskset unavailable: servers are single processes, not pinned'),
+          : 'taskset unavailable: servers are single processes, not pinned') +
+        `; mailvet sides: built with tsc from this checkout${against === undefined ? '' : ` and from ${against}`} ` +
+        `into temporary directories${sources ? ', except the one that runs the sources under tsx' : ''}`,
     );
     for (const side of sides) await measure(side, 2, autocannon, rate); // warm-up: JIT, pools
     const runs = sides.map((): Measure[] => []);
@@ -280,10 +352,11 @@ async function main(): Promise<void> {
     });
   } finally {
     for (const side of sides) side.stop();
-    if (old !== undefined) rmSync(old, { recursive: true, force: true });
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
   }
   const flags =
-    (process.argv.includes('--hono') ? ' --hono' : '') +
+    (sources ? ' --sources' : '') +
+    (hono ? ' --hono' : '') +
     (against === undefined ? '' : ` --against=${against}`) +
     (rate === undefined ? '' : ` --rate=${rate}`);
   console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);
