@@ -165,6 +165,7 @@ export {
   type VerificationResult,
   verdictOf,
 } from './result.js';
+export { resultJson } from './result-json.js';
 export type { VerifierRuntime } from './runtime.js';
 export {
   PENALTIES,

@@ -40,6 +40,8 @@ export interface Context {
   readonly services: Services;
   /** A JSON response carrying {@link Context.headers} and `extra` (lightweight for the Node listener's requests). */
   json(status: number, body: unknown, extra?: Readonly<Record<string, string>>): Response;
+  /** As {@link Context.json}, for a body already serialized to JSON `text`. */
+  jsonText(status: number, text: string, extra?: Readonly<Record<string, string>>): Response;
 }
 
 /** The implementation of one route. */

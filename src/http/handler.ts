@@ -21,7 +21,7 @@ import { openApiDocument } from './openapi.js';
 import { pathAndQuery } from './params.js';
 import { createRateLimiter } from './rate-limit.js';
 import { REQUEST_ID_HEADER, type RequestIdGenerator, randomRequestId, requestIdOf } from './request-id.js';
-import { emptyResponse, jsonResponse } from './response.js';
+import { emptyResponse, jsonTextResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
 import { type OperationId, ROUTES } from './routes.js';
@@ -144,10 +144,10 @@ function authenticatorOf(options: HandlerOptions): Authenticate {
   return bearerKeys(keys);
 }
 
-/** The `json` of a request's {@link Context}: JSON responses carrying `common` and then `extra`. */
-function jsonOf(common: Readonly<Record<string, string>>, light: boolean): Context['json'] {
-  return (status, body, extra) =>
-    jsonResponse(status, body, extra === undefined ? common : { ...common, ...extra }, light);
+/** The `jsonText` of a request's {@link Context}: JSON responses carrying `common` and then `extra`. */
+function jsonTextOf(common: Readonly<Record<string, string>>, light: boolean): Context['jsonText'] {
+  return (status, text, extra) =>
+    jsonTextResponse(status, text, extra === undefined ? common : { ...common, ...extra }, light);
 }
 
 function isV1(pathname: string): boolean {
@@ -268,6 +268,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           headers: { allow: match.allow.join(', ') },
         });
       }
+      const jsonText = jsonTextOf(headers, isLightRequest(request));
       const context: Context = {
         request,
         query,
@@ -275,7 +276,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
         tenant,
         headers,
         services,
-        json: jsonOf(headers, isLightRequest(request)),
+        json: (status, body, extra) => jsonText(status, JSON.stringify(body), extra),
+        jsonText,
       };
       return await OPERATIONS[match.route.operationId](context);
     } catch (error) {

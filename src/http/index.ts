@@ -56,4 +56,4 @@ export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDo
 export type { Schema } from './schemas.js';
 export { webhooksDoc } from './webhook-schemas.js';
 export type { HttpWebhookOptions, WebhookKeyOptions } from './webhooks.js';
-export { type WireJob, type WireResult, wireJob, wireResult } from './wire.js';
+export { type WireJob, type WireResult, wireJob, wireResult, wireResultJson } from './wire.js';

@@ -26,7 +26,16 @@ export function jsonResponse(
   headers: Readonly<Record<string, string>> = {},
   light = false,
 ): Response {
-  const text = JSON.stringify(body);
+  return jsonTextResponse(status, JSON.stringify(body), headers, light);
+}
+
+/** As {@link jsonResponse}, for a body already serialized to JSON `text`. */
+export function jsonTextResponse(
+  status: number,
+  text: string,
+  headers: Readonly<Record<string, string>> = {},
+  light = false,
+): Response {
   const all = commonHeaders();
   all['content-type'] = 'application/json';
   Object.assign(all, headers);

@@ -11,7 +11,7 @@ import { RESULTS_PAGE } from './limits.js';
 import { RESULT_FORMATS, type ResultFormat, resultFormatOf } from './negotiate.js';
 import { booleanParam, integerParam, queryParam } from './params.js';
 import { streamResponse } from './response.js';
-import { wireJob, wireResult } from './wire.js';
+import { wireJob, wireResult, wireResultJson } from './wire.js';
 
 /** Positions read from the job store per step of a CSV or NDJSON stream. */
 export const STREAM_CHUNK = 1000;
@@ -53,7 +53,7 @@ function pagedStream<Page>(
 function ndjsonStream(read: ReadPage, start: number, end: number): ReadableStream<Uint8Array> {
   return pagedStream(
     (offset, limit) => (limit === 0 ? Promise.resolve([]) : read(offset, limit)),
-    (page) => page.map((result) => `${JSON.stringify(wireResult(result))}\n`).join(''),
+    (page) => page.map((result) => `${wireResultJson(result)}\n`).join(''),
     start,
     end,
   );
@@ -105,7 +105,7 @@ function jsonStream(read: ReadPage, head: Record<string, unknown>, start: number
         const page = await read(position, count);
         position += count;
         for (const result of page) {
-          text += `${first ? '\n' : ',\n'}${JSON.stringify(wireResult(result))}`;
+          text += `${first ? '\n' : ',\n'}${wireResultJson(result)}`;
           first = false;
         }
       }

@@ -6,7 +6,7 @@ import type { Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { VERIFY_TIMEOUT } from './limits.js';
 import { numberParam, queryParam } from './params.js';
-import { wireResult } from './wire.js';
+import { wireResultJson } from './wire.js';
 
 /**
  * Verifies `?email=` waiting at most `?timeout=` seconds (default {@link VERIFY_TIMEOUT}) for the mail server, as
@@ -17,7 +17,7 @@ import { wireResult } from './wire.js';
  * re-resolving its options). No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
  * every request more than a client that went away costs the server.
  */
-export const verifyEmail: Operation = async ({ query, services, json }) => {
+export const verifyEmail: Operation = async ({ query, services, jsonText }) => {
   const email = queryParam(query, 'email');
   if (email === null || email.trim() === '') throw new HttpError('invalid_request', 'email is required');
   const timeout = numberParam(
@@ -29,7 +29,7 @@ export const verifyEmail: Operation = async ({ query, services, json }) => {
   );
   const timeoutMs = Math.round(timeout * 1000);
   const overrides = { timeoutMs, connectTimeoutMs: timeoutMs, replyTimeoutMs: timeoutMs };
-  return json(200, wireResult(await services.verifier.verify(email, overrides)));
+  return jsonText(200, wireResultJson(await services.verifier.verify(email, overrides)));
 };
 
 /** Serves the OpenAPI document. */

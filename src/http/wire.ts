@@ -5,6 +5,7 @@
  */
 import type { Job } from '../bulk/types.js';
 import type { VerificationResult } from '../result.js';
+import { shapedResultJson } from '../result-json.js';
 
 /** A result as the HTTP API sends it: `domain` and `mx_record` are `""` when absent. */
 export type WireResult = Omit<VerificationResult, 'domain' | 'mx_record'> & {
@@ -23,6 +24,14 @@ export type WireJob = Omit<Job, 'name'> & { readonly name: string };
 export function wireResult(result: VerificationResult): WireResult {
   if (result.domain !== null && result.mx_record !== null) return result as WireResult;
   return { ...result, domain: result.domain ?? '', mx_record: result.mx_record ?? '' };
+}
+
+/**
+ * `JSON.stringify(wireResult(result))`: the same text, written faster for a result the verifier made (see
+ * `resultJson`).
+ */
+export function wireResultJson(result: VerificationResult): string {
+  return shapedResultJson(result, '""') ?? JSON.stringify(wireResult(result));
 }
 
 /** `job` with the specification's string type for `name`. */

@@ -4,6 +4,7 @@
  */
 import type { JobError, JobRecord, JobSource, JobStatus } from '../bulk/types.js';
 import type { Status, VerificationResult } from '../result.js';
+import { resultJson } from '../result-json.js';
 import type { Row } from './driver.js';
 
 /**
@@ -91,7 +92,7 @@ export function texts(results: readonly VerificationResult[]): string[] {
   return results.map((result) => {
     let text = seen.get(result);
     if (text === undefined) {
-      text = JSON.stringify(result);
+      text = resultJson(result);
       seen.set(result, text);
     }
     return text;
