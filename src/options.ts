@@ -370,6 +370,12 @@ const MAX_BUDGETS_PER_BASE = 32;
 /** Options objects with a budget applied, by base and `timeoutMs/connectTimeoutMs/replyTimeoutMs`. */
 const budgets = new WeakMap<ResolvedOptions, Map<string, ResolvedOptions>>();
 
+/** The budget applied per frozen overrides object (which cannot change), with the base it was applied to. */
+const frozenBudgets = new WeakMap<
+  VerifyOptions,
+  { readonly base: ResolvedOptions; readonly budgeted: ResolvedOptions | undefined }
+>();
+
 /**
  * The per-call fast path: when `overrides` set nothing but `timeoutMs`, `connectTimeoutMs`, `replyTimeoutMs` and/or
  * `signal` (what an HTTP request carries), validates just those and returns `base` with them applied, without
@@ -378,9 +384,20 @@ const budgets = new WeakMap<ResolvedOptions, Map<string, ResolvedOptions>>();
  *
  * Without a signal of the call's own, the same budget on the same `base` gives the same object (up to
  * {@link MAX_BUDGETS_PER_BASE} budgets per base, then a new one per call): no copy of every option per request,
- * and what is cached per options object (the SMTP envelope and the pool's session profile) is made once.
+ * and what is cached per options object (the SMTP envelope and the pool's session profile) is made once. A frozen
+ * `overrides` object (`Object.freeze`, as the HTTP API passes one per `timeout` value) is read once per base: the
+ * next call with it returns the same answer at the cost of one lookup.
  */
 export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
+  if (!Object.isFrozen(overrides)) return budgetOf(base, overrides);
+  const known = frozenBudgets.get(overrides);
+  if (known?.base === base) return known.budgeted;
+  const budgeted = budgetOf(base, overrides);
+  frozenBudgets.set(overrides, { base, budgeted });
+  return budgeted;
+}
+
+function budgetOf(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
   let keys = 0;
   for (const key in overrides) {
     if (!BUDGET_KEYS.has(key)) return undefined;

@@ -107,6 +107,34 @@ describe('applyBudget', () => {
     expect(applyBudget(base, budget)).toBe(first);
   });
 
+  it('reads a frozen overrides object once per base, then answers from a lookup', () => {
+    const base = resolveOptions({ smtp: false });
+    let reads = 0;
+    const overrides = Object.freeze({
+      get timeoutMs() {
+        reads += 1;
+        return 2_500;
+      },
+    });
+    const first = applyBudget(base, overrides);
+    expect(first).toMatchObject({ smtp: false, timeoutMs: 2_500 });
+    const readsOnce = reads;
+    expect(applyBudget(base, overrides)).toBe(first);
+    expect(reads).toBe(readsOnce);
+    const other = resolveOptions({ smtp: false, replyTimeoutMs: 700 });
+    expect(applyBudget(other, overrides)).toMatchObject({ timeoutMs: 2_500, replyTimeoutMs: 700 });
+    expect(reads).toBeGreaterThan(readsOnce);
+    const signal = new AbortController().signal;
+    const withSignal = Object.freeze({ timeoutMs: 900, signal });
+    expect(applyBudget(base, withSignal)).toMatchObject({ timeoutMs: 900, signal });
+    expect(applyBudget(base, withSignal)).toBe(applyBudget(base, withSignal));
+    const notBudget = Object.freeze({ timeoutMs: 900, smtp: true });
+    expect(applyBudget(base, notBudget)).toBeUndefined();
+    expect(applyBudget(base, notBudget)).toBeUndefined();
+    const bad = Object.freeze({ timeoutMs: 0 });
+    for (let i = 0; i < 2; i++) expect(() => applyBudget(base, bad)).toThrow(/^timeoutMs must be an integer/);
+  });
+
   it('validates the budget like resolveOptions does', () => {
     const base = resolveOptions();
     expect(() => applyBudget(base, { timeoutMs: 0 })).toThrow(/^timeoutMs must be an integer/);

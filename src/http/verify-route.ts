@@ -2,11 +2,28 @@
  * `GET /v1/verify`, `GET /v1/openapi.json` and `GET /healthz`.
  * @module
  */
+import type { VerifyCallOptions } from '../options.js';
 import type { Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { VERIFY_TIMEOUT } from './limits.js';
 import { numberParam, queryParam } from './params.js';
 import { wireResultJson } from './wire.js';
+
+/** Most `timeout` values whose overrides are kept (each is asked for by clients; the default is one of them). */
+const MAX_KEPT_BUDGETS = 32;
+
+/** The frozen overrides per `timeout` in ms: the verifier reads a frozen object once, then looks it up. */
+const budgets = new Map<number, VerifyCallOptions>();
+
+/** The verifier's overrides for a `timeout` of `timeoutMs`: the budget and the bound of every mail-server wait. */
+function budgetOf(timeoutMs: number): VerifyCallOptions {
+  let overrides = budgets.get(timeoutMs);
+  if (overrides === undefined) {
+    overrides = Object.freeze({ timeoutMs, connectTimeoutMs: timeoutMs, replyTimeoutMs: timeoutMs });
+    if (budgets.size < MAX_KEPT_BUDGETS) budgets.set(timeoutMs, overrides);
+  }
+  return overrides;
+}
 
 /**
  * Verifies `?email=` waiting at most `?timeout=` seconds (default {@link VERIFY_TIMEOUT}) for the mail server, as
@@ -27,9 +44,8 @@ export const verifyEmail: Operation = async ({ query, services, jsonText }) => {
     VERIFY_TIMEOUT.min,
     VERIFY_TIMEOUT.max,
   );
-  const timeoutMs = Math.round(timeout * 1000);
-  const overrides = { timeoutMs, connectTimeoutMs: timeoutMs, replyTimeoutMs: timeoutMs };
-  return jsonText(200, wireResultJson(await services.verifier.verify(email, overrides)));
+  const result = await services.verifier.verify(email, budgetOf(Math.round(timeout * 1000)));
+  return jsonText(200, wireResultJson(result));
 };
 
 /** Serves the OpenAPI document. */

@@ -206,6 +206,22 @@ describe('GET /v1/verify', () => {
     expect(verifier.calls[2]?.overrides?.timeoutMs).toBe(60_000);
   });
 
+  it('gives every timeout its own budget, past the number of budgets the route keeps, and again after', async () => {
+    const { call, verifier } = setup();
+    const seconds = Array.from({ length: 60 }, (_, i) => i + 1).concat([1.5, 2.25, 59.999, 1, 60, 10]);
+    for (const timeout of seconds) {
+      const response = await call(`/v1/verify?email=ann@example.com&timeout=${timeout}`, { headers: auth() });
+      expect(response.status).toBe(200);
+    }
+    expect(verifier.calls.map((call) => call.overrides)).toEqual(
+      seconds.map((timeout) => {
+        const ms = Math.round(timeout * 1000);
+        return { timeoutMs: ms, connectTimeoutMs: ms, replyTimeoutMs: ms };
+      }),
+    );
+    expect(verifier.calls.every((call) => Object.isFrozen(call.overrides))).toBe(true);
+  });
+
   it('passes unicode addresses through', async () => {
     const { call } = setup();
     const email = '用户@例子.广告';
