@@ -4,13 +4,30 @@
  * `GET /v1/verify` and per result of a bulk download, the durable stores one per result saved.
  * @module
  */
-import { RESULT_FIELDS, type VerificationResult } from './result.js';
+import { RESULT_FIELDS, STATUSES, SUB_STATUSES, type VerificationResult } from './result.js';
 
 /** Text `JSON.stringify` writes as is between quotes: no `"`, `\`, control character or surrogate half. */
 const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 function quoted(value: string): string {
   return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+/** The JSON of every status and sub-status, looked up instead of scanned. */
+const QUOTED_NAMES = new Map<string, string>(
+  [...STATUSES, ...SUB_STATUSES].map((name) => [name, JSON.stringify(name)]),
+);
+
+function quotedName(value: string): string {
+  return QUOTED_NAMES.get(value) ?? quoted(value);
+}
+
+/**
+ * `value` quoted, where `plain` is `null` or a string that {@link PLAIN} matches: when `value` is a prefix or a
+ * suffix of it (the user or the domain of the address), it is plain too, without a scan.
+ */
+function quotedPart(value: string, plain: string | null): string {
+  return plain !== null && (plain.startsWith(value) || plain.endsWith(value)) ? `"${value}"` : quoted(value);
 }
 
 function isNullableString(value: unknown): value is string | null {
@@ -65,11 +82,24 @@ function orNull(value: string | null): string {
  */
 export function shapedResultJson(result: VerificationResult, absent: 'null' | '""'): string | undefined {
   if (!hasResultShape(result)) return undefined;
-  const domain = result.domain === null ? absent : quoted(result.domain);
+  const { email, normalized } = result;
+  const plainEmail = PLAIN.test(email) ? email : null;
+  const emailJson = plainEmail === null ? JSON.stringify(email) : `"${email}"`;
+  // The string the user and the domain are parts of, when it is plain: the normalized address, or the input.
+  let plainAddress = plainEmail;
+  let normalizedJson = emailJson;
+  if (normalized === null) normalizedJson = 'null';
+  else if (normalized !== email) {
+    plainAddress = PLAIN.test(normalized) ? normalized : null;
+    normalizedJson = plainAddress === null ? JSON.stringify(normalized) : `"${normalized}"`;
+  }
+  const user = result.user === null ? 'null' : quotedPart(result.user, plainAddress);
+  const domain = result.domain === null ? absent : quotedPart(result.domain, plainAddress);
+  const subStatus = result.sub_status === null ? 'null' : quotedName(result.sub_status);
   const mx = result.mx_record === null ? absent : quoted(result.mx_record);
   let text =
-    `{"email":${quoted(result.email)},"normalized":${orNull(result.normalized)},"user":${orNull(result.user)}` +
-    `,"domain":${domain},"status":${quoted(result.status)},"sub_status":${orNull(result.sub_status)}` +
+    `{"email":${emailJson},"normalized":${normalizedJson},"user":${user}` +
+    `,"domain":${domain},"status":${quotedName(result.status)},"sub_status":${subStatus}` +
     `,"score":${result.score},"disposable":${result.disposable},"role":${result.role},"free":${result.free}` +
     `,"accept_all":${result.accept_all},"did_you_mean":${orNull(result.did_you_mean)}` +
     `,"mx_record":${mx},"smtp_provider":${orNull(result.smtp_provider)}`;

@@ -78,6 +78,30 @@ describe('resultJson and wireResultJson', () => {
     fc.assert(fc.property(resultArbitrary, expectSameText), { numRuns: 5000 });
   });
 
+  it('write the text JSON.stringify writes when the user and the domain are cut from the address', () => {
+    // Where they are a prefix or a suffix of a plain address, they are written without a scan of their own.
+    const cut = fc
+      .record({
+        address: anyText,
+        other: anyText,
+        normalizedIsEmail: fc.boolean(),
+        userEnd: fc.nat(),
+        domainStart: fc.nat(),
+        result: resultArbitrary,
+      })
+      .map(({ address, other, normalizedIsEmail, userEnd, domainStart, result }) => ({
+        ...result,
+        email: normalizedIsEmail ? address : other,
+        normalized: address,
+        user: address.slice(0, userEnd % (address.length + 1)),
+        domain: address.slice(domainStart % (address.length + 1)),
+      }));
+    fc.assert(fc.property(cut, expectSameText), { numRuns: 5000 });
+    expectSameText({ ...base(), email: 'a"b@c', normalized: 'a"b@c', user: 'a"b', domain: 'c' });
+    expectSameText({ ...base(), email: 'x@\ud83d\ude00', normalized: 'x@\ud83d\ude00', domain: '\ud83d' });
+    expectSameText({ ...base(), email: 'ab@c', normalized: 'ab@c', user: 'a\u0000', domain: 'b@c\n' });
+  });
+
   it('write the text JSON.stringify writes, for what the verifier makes of the syntax corpora and hostile input', async () => {
     const inputs = [
       'syntax-isemail-hapi.json',
