@@ -389,9 +389,9 @@ const frozenBudgets = new WeakMap<
  * next call with it returns the same answer at the cost of one lookup.
  */
 export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
-  if (!Object.isFrozen(overrides)) return budgetOf(base, overrides);
   const known = frozenBudgets.get(overrides);
   if (known?.base === base) return known.budgeted;
+  if (!Object.isFrozen(overrides)) return budgetOf(base, overrides);
   const budgeted = budgetOf(base, overrides);
   frozenBudgets.set(overrides, { base, budgeted });
   return budgeted;

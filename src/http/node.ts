@@ -115,7 +115,7 @@ class NodeHeaderSource implements HeaderSource {
     let found: string | null = null;
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const line = raw[i] as string;
-      if (line.length !== name.length || line.toLowerCase() !== name) continue;
+      if (line !== name && (line.length !== name.length || line.toLowerCase() !== name)) continue;
       if (found !== null) return this.#joined(name);
       found = raw[i + 1] as string;
     }
