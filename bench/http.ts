@@ -27,7 +27,13 @@
  * `createHandler()` through `@hono/node-server`'s `getRequestListener` instead of mailvet's own listener
  * (`toNodeListener`), to compare the two adapters. `--against=<git ref>` adds a side: the mailvet server of that
  * commit (its `src/` and tsconfig files extracted to a temporary directory and compiled the same way), so that a
- * change is measured before and after, both as built code, in one interleaved run.
+ * change is measured before and after, both as built code, in one interleaved run. `--floor` adds a bare
+ * `node:http` server that does only what `GET /v1/verify` cannot skip: it takes the address from the query
+ * (a `decodeURIComponent` of what follows `email=`, no validation), verifies it with the compiled `verify()`,
+ * writes the result with `wireResultJson` and answers with the API's five headers (a random `X-Request-Id`,
+ * `Cache-Control`, `X-Content-Type-Options`, `Content-Type`, `Content-Length`); no routing, authentication,
+ * parameter checks or request and response objects. It is the floor of any server that does the job, so its
+ * ratio to the ceiling says how much of the gap is the job and how much mailvet's HTTP layer.
  *
  * `--rate=<requests/s>` offers every side the same fixed load (autocannon's `overallRate`) instead of as much as
  * one load-generating core can send. Flat out, the sides run at different rates: the ceiling, faster, finds its
@@ -36,7 +42,7 @@
  * rate below every side's maximum, the CPU time per request differs only by what the servers do. A side that
  * cannot keep up with the rate is reported.
  *
- *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--sources] [--hono]
+ *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--sources] [--hono] [--floor]
  *                         [--against=<git ref>] [--rate=<requests/s>]
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -83,6 +89,31 @@ async function serve(mode: string, code: Code): Promise<void> {
     const server = createBareServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
+    });
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number };
+      console.log(`http://127.0.0.1:${address.port}`);
+    });
+    return;
+  }
+  if (mode === 'floor') {
+    const { createVerifier } = await module('verifier');
+    const { wireResultJson } = await module('http/wire');
+    const verifier = createVerifier({ dns: false, smtp: false });
+    const server = createBareServer((req, res) => {
+      const target = req.url ?? '';
+      const email = decodeURIComponent(target.slice(target.indexOf('email=') + 'email='.length));
+      verifier.verify(email).then((result: unknown) => {
+        const body: string = wireResultJson(result);
+        res.writeHead(200, {
+          'x-request-id': globalThis.crypto.randomUUID(),
+          'cache-control': 'no-store',
+          'x-content-type-options': 'nosniff',
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        });
+        res.end(body);
+      });
     });
     server.listen(0, '127.0.0.1', () => {
       const address = server.address() as { port: number };
@@ -297,6 +328,7 @@ async function main(): Promise<void> {
   const selfPinned = pin(1, process.pid);
   const sources = process.argv.includes('--sources');
   const hono = process.argv.includes('--hono');
+  const floor = process.argv.includes('--floor');
   const verifyPath = `/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
   const made: string[] = [];
   const sides: Side[] = [];
@@ -309,6 +341,10 @@ async function main(): Promise<void> {
       const src: Code = { dir: join(REPO, 'src'), ext: 'ts' };
       sides.push(await startSide('mailvet createServer, sources under tsx', 'mailvet', src, verifyPath));
     }
+    if (floor)
+      sides.push(
+        await startSide('bare node:http + verify() + wireResultJson (floor)', 'floor', built, verifyPath),
+      );
     if (hono)
       sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', built, verifyPath));
     if (old !== undefined) sides.push(await startSide(`mailvet at ${against}`, 'mailvet', old, verifyPath));
@@ -357,6 +393,7 @@ async function main(): Promise<void> {
   const flags =
     (sources ? ' --sources' : '') +
     (hono ? ' --hono' : '') +
+    (floor ? ' --floor' : '') +
     (against === undefined ? '' : ` --against=${against}`) +
     (rate === undefined ? '' : ` --rate=${rate}`);
   console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);
