@@ -77,8 +77,9 @@ function orNull(value: string | null): string {
 /**
  * The JSON text of `result`, its fields in {@link RESULT_FIELDS} order, with `absent` written for a `null`
  * domain or MX host (`null`, or `""` as the HTTP API sends them); `undefined` when `result` does not have the
- * verifier's shape (then `JSON.stringify` must write it). For a result of that shape, the text is the very one
- * `JSON.stringify` writes.
+ * verifier's shape (then `JSON.stringify` must write it). For a result the verifier made, the text is the very
+ * one `JSON.stringify` writes; a plain object with the same fields set in another order gets them in wire order
+ * (the same JSON value, written in the API's order).
  */
 export function shapedResultJson(result: VerificationResult, absent: 'null' | '""'): string | undefined {
   if (!hasResultShape(result)) return undefined;
