@@ -391,9 +391,8 @@ const frozenBudgets = new WeakMap<
 export function applyBudget(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOptions | undefined {
   const known = frozenBudgets.get(overrides);
   if (known?.base === base) return known.budgeted;
-  if (!Object.isFrozen(overrides)) return budgetOf(base, overrides);
   const budgeted = budgetOf(base, overrides);
-  frozenBudgets.set(overrides, { base, budgeted });
+  if (Object.isFrozen(overrides)) frozenBudgets.set(overrides, { base, budgeted });
   return budgeted;
 }
 

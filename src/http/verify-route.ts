@@ -13,14 +13,14 @@ import { wireResultJson } from './wire.js';
 const MAX_KEPT_BUDGETS = 32;
 
 /** The frozen overrides per `timeout` in ms: the verifier reads a frozen object once, then looks it up. */
-const budgets = new Map<number, VerifyCallOptions>();
+const overridesByTimeout = new Map<number, VerifyCallOptions>();
 
 /** The verifier's overrides for a `timeout` of `timeoutMs`: the budget and the bound of every mail-server wait. */
-function budgetOf(timeoutMs: number): VerifyCallOptions {
-  let overrides = budgets.get(timeoutMs);
+function timeoutOverrides(timeoutMs: number): VerifyCallOptions {
+  let overrides = overridesByTimeout.get(timeoutMs);
   if (overrides === undefined) {
     overrides = Object.freeze({ timeoutMs, connectTimeoutMs: timeoutMs, replyTimeoutMs: timeoutMs });
-    if (budgets.size < MAX_KEPT_BUDGETS) budgets.set(timeoutMs, overrides);
+    if (overridesByTimeout.size < MAX_KEPT_BUDGETS) overridesByTimeout.set(timeoutMs, overrides);
   }
   return overrides;
 }
@@ -44,7 +44,7 @@ export const verifyEmail: Operation = async ({ query, services, jsonText }) => {
     VERIFY_TIMEOUT.min,
     VERIFY_TIMEOUT.max,
   );
-  const result = await services.verifier.verify(email, budgetOf(Math.round(timeout * 1000)));
+  const result = await services.verifier.verify(email, timeoutOverrides(Math.round(timeout * 1000)));
   return jsonText(200, wireResultJson(result));
 };
 

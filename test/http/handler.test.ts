@@ -213,13 +213,13 @@ describe('GET /v1/verify', () => {
       const response = await call(`/v1/verify?email=ann@example.com&timeout=${timeout}`, { headers: auth() });
       expect(response.status).toBe(200);
     }
-    expect(verifier.calls.map((call) => call.overrides)).toEqual(
+    expect(verifier.calls.map((made) => made.overrides)).toEqual(
       seconds.map((timeout) => {
         const ms = Math.round(timeout * 1000);
         return { timeoutMs: ms, connectTimeoutMs: ms, replyTimeoutMs: ms };
       }),
     );
-    expect(verifier.calls.every((call) => Object.isFrozen(call.overrides))).toBe(true);
+    expect(verifier.calls.every((made) => Object.isFrozen(made.overrides))).toBe(true);
   });
 
   it('passes unicode addresses through', async () => {
