@@ -32,6 +32,10 @@ export interface LiveJob {
    * store) until that lease expires and this manager takes the job over.
    */
   foreign: boolean;
+  /** Durable stores: reads of the job's record begun here; a claim counts as one. */
+  reads: number;
+  /** The number of the newest read applied to the job: an older read that answers later is dropped. */
+  readApplied: number;
   /** Pending work; `null` once the job is finished and nothing of it is in flight. */
   work: JobWork | null;
   /** Durable stores: positions below this were read from the store into `work` (see the manager's window). */
@@ -101,6 +105,8 @@ export function liveJob(start: JobStart): LiveJob {
     ...start,
     deleted: false,
     foreign: false,
+    reads: 0,
+    readApplied: 0,
     loadedUpTo: 0,
     storedUpTo: 0,
     loading: false,

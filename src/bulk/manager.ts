@@ -52,6 +52,7 @@ import type {
   ListJobsOptions,
   ResultsOptions,
   SourcedResults,
+  StoredRetry,
   StoreHealth,
   StreamOptions,
 } from './types.js';
@@ -138,6 +139,8 @@ export class BulkJobManager implements BulkJobManagerApi {
   #recovering: boolean;
   #leaseTimer: ReturnType<typeof setInterval> | undefined;
   #tendingLeases = false;
+  /** Jobs leased to this manager whose pending work could not be read yet (the store failed); each lease tick retries. */
+  readonly #unresumed = new Set<LiveJob>();
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
   /** Validates `options` (an `OptionsError` names a bad one) and, unless one is given, makes a verifier. */
@@ -599,15 +602,31 @@ export class BulkJobManager implements BulkJobManagerApi {
         job = liveJobOf(record);
         this.#jobs.set(job.id, job);
       } else {
+        job.readApplied = ++job.reads; // a read begun before the claim answers with an older record: dropped
         refreshJob(job, record);
       }
-      job.foreign = false;
-      await this.#restore(store, job);
-      if (job.status === 'processing') this.#scheduleFlush(job);
-      this.#refill(job);
-      this.#wake(job);
+      await this.#resume(store, job);
     }
     this.#pump();
+  }
+
+  /**
+   * Rebuilds the pending work of a job this manager has just leased and runs it. When the store fails meanwhile,
+   * the job stays read-only here (still leased to this manager) and the next lease tick tries again, so that a
+   * passing database error neither stalls the job nor fails it.
+   */
+  async #resume(store: DurableJobStore, job: LiveJob): Promise<void> {
+    try {
+      await this.#restore(store, job);
+    } catch {
+      this.#unresumed.add(job);
+      return;
+    }
+    this.#unresumed.delete(job);
+    job.foreign = false;
+    if (job.status === 'processing') this.#scheduleFlush(job);
+    this.#refill(job);
+    this.#wake(job);
   }
 
   /** Re-reads the jobs another process holds, so that reads here follow their progress. */
@@ -619,10 +638,15 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /**
    * Re-reads a job another process holds: forgets it when it was deleted there, stops treating it as foreign once
-   * finished, and wakes its streams when it moved.
+   * finished, and wakes its streams when it moved. An answer that comes after a newer one, or after this manager
+   * took the job over, is dropped: it would move the job back.
    */
   async #reload(store: DurableJobStore, job: LiveJob): Promise<void> {
+    const read = ++job.reads;
     const record = await store.getJob(job.id);
+    // Taken over here while the read ran (this manager's state is the job's now), or a newer read came first.
+    if (!job.foreign || job.deleted || read < job.readApplied) return;
+    job.readApplied = read;
     if (record === undefined) {
       this.#forget(job);
       return;
@@ -662,6 +686,12 @@ export class BulkJobManager implements BulkJobManagerApi {
     const final = new Uint8Array((job.total >>> 3) + 1);
     for (const position of await store.finalPositions(job.id)) final[position >>> 3]! |= 1 << (position & 7);
     const waiting = new Map((await store.getRetries(job.id)).map((retry) => [retry.position, retry]));
+    const retried: { retry: StoredRetry; email: string }[] = [];
+    for (const retry of waiting.values()) {
+      const [email] = await store.getInputs(job.id, retry.position, 1);
+      if (email !== undefined) retried.push({ retry, email });
+    }
+    // Everything is read: the job changes only from here on, so a read that failed can simply be tried again.
     job.work = this.#newWork();
     job.loadedUpTo = 0;
     job.storedUpTo = job.total;
@@ -671,9 +701,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       isWaiting: (position: number) => waiting.has(position),
     };
     this.#scheduleRetries(job);
-    for (const retry of waiting.values()) {
-      const [email] = await store.getInputs(job.id, retry.position, 1);
-      if (email === undefined) continue;
+    for (const { retry, email } of retried) {
       const task = { position: retry.position, email, key: domainKey(email), attempt: retry.attempt };
       job.interim.set(retry.position, retry.result);
       if (job.retries === null) job.work.retry({ ...task, attempt: 0 });
@@ -726,12 +754,20 @@ export class BulkJobManager implements BulkJobManagerApi {
     );
   }
 
-  /** Renews this manager's leases, then takes over jobs whose holder died (its lease expired). */
+  /**
+   * Renews this manager's leases, resumes the leased jobs whose work could not be read yet, then takes over jobs
+   * whose holder died (its lease expired).
+   */
   async #tendLeases(store: DurableJobStore): Promise<void> {
     if (this.#tendingLeases || this.#closing) return;
     this.#tendingLeases = true;
     try {
-      await store.renewLeases();
+      const held = new Set(await store.renewLeases());
+      for (const job of [...this.#unresumed]) {
+        // Its lease is gone (another manager has the job): it stays read-only here.
+        if (job.deleted || !held.has(job.id)) this.#unresumed.delete(job);
+        else await this.#resume(store, job);
+      }
       await this.#claim(store);
       await this.#refreshForeign(store);
     } catch {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
-import type { BulkJobManagerOptions, DurableJobStore, JobStore } from '../../src/bulk/types.js';
+import type { BulkJobManagerOptions, DurableJobStore, JobRecord, JobStore } from '../../src/bulk/types.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import type { VerificationResult } from '../../src/result.js';
 import { FakeClock, instantVerifier, manualVerifier, resultFor, settle, until } from '../bulk/support.js';
@@ -24,6 +24,46 @@ function listWithRepeats(count: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     i % 5 === 4 ? `user${i - 3}@d${(i - 3) % 7}.example` : `user${i}@d${i % 7}.example`,
   );
+}
+
+/** The answer of one held `getJob`: `record` settles when the database answered, the caller gets it at `release()`. */
+interface HeldRead {
+  readonly record: Promise<JobRecord | undefined>;
+  release(): void;
+}
+
+/** `inner`, whose next `getJob` after `holdNextRead()` reads at once but answers its caller only when released. */
+function holdingReads(inner: DurableJobStore): { store: DurableJobStore; holdNextRead(): HeldRead } {
+  let next: { gate: Promise<void>; read(record: Promise<JobRecord | undefined>): void } | undefined;
+  const store: DurableJobStore = Object.assign(Object.create(inner) as DurableJobStore, {
+    getJob(id: string): Promise<JobRecord | undefined> {
+      const record = inner.getJob(id);
+      const held = next;
+      next = undefined;
+      if (held === undefined) return record;
+      held.read(record);
+      return record.then(async (answer) => {
+        await held.gate;
+        return answer;
+      });
+    },
+    close: () => Promise.resolve(),
+  });
+  return {
+    store,
+    holdNextRead() {
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let read: (record: Promise<JobRecord | undefined>) => void = () => {};
+      const record = new Promise<JobRecord | undefined>((resolve) => {
+        read = resolve;
+      });
+      next = { gate, read };
+      return { record, release };
+    },
+  };
 }
 
 describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (%s)', (kind) => {
@@ -271,5 +311,145 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     },
     // Its own wait for the takeover is 20 s: the test may take longer than the default on a loaded machine.
     60_000,
+  );
+
+  it.skipIf(skip)(
+    'a read begun while another process held the job, answered after this manager took it over and finished it, changes nothing',
+    async () => {
+      schema = testSchema();
+      const storeA = await openStore(1000);
+      const first = manual();
+      const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
+      const emails = listWithRepeats(20);
+      const job = await a.create({ emails });
+      await until(() => first.held.length > 0);
+      const { store: storeB, holdNextRead } = holdingReads(await openStore(1000));
+      const b = manager(storeB, { verifier: instantVerifier() });
+      await b.opened();
+
+      const held = holdNextRead();
+      const early = b.get(job.id); // A holds the job: B reads its record, and the answer waits
+      expect(await held.record).toMatchObject({ status: 'processing', completed: 0 });
+      // A dies; B takes the job over once the lease is free and finishes it.
+      Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
+      await storeA.releaseLeases();
+      await eventually(async () => (await storeA.getJob(job.id))?.status === 'complete');
+      held.release();
+      expect(await early).toMatchObject({ status: 'complete', completed: 20 });
+      expect(await b.get(job.id)).toMatchObject({ status: 'complete', completed: 20 });
+      expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+    },
+  );
+
+  it.skipIf(skip)(
+    'a read begun while this manager was taking the job over, answered after it finished the job, changes nothing',
+    async () => {
+      schema = testSchema();
+      const storeA = await openStore(1000);
+      const first = manual();
+      const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
+      const emails = listWithRepeats(20);
+      const job = await a.create({ emails });
+      await until(() => first.held.length > 0);
+      const holding = holdingReads(await openStore(1000));
+      let restoring = false;
+      let restore = () => {};
+      const restored = new Promise<void>((resolve) => {
+        restore = resolve;
+      });
+      const storeB: DurableJobStore = Object.assign(Object.create(holding.store) as DurableJobStore, {
+        async finalPositions(id: string): Promise<number[]> {
+          restoring = true; // B has leased the job; its progress is read once the test says so
+          await restored;
+          return holding.store.finalPositions(id);
+        },
+      });
+      const b = manager(storeB, { verifier: instantVerifier() });
+      await b.opened();
+      Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
+      await storeA.releaseLeases();
+      await eventually(() => restoring);
+
+      const held = holding.holdNextRead();
+      const early = b.get(job.id); // B is still taking the job over: it reads the record, the answer waits
+      expect(await held.record).toMatchObject({ status: 'processing', completed: 0 });
+      restore();
+      await eventually(async () => (await storeA.getJob(job.id))?.status === 'complete');
+      held.release();
+      expect(await early).toMatchObject({ status: 'complete', completed: 20 });
+      expect(await b.get(job.id)).toMatchObject({ status: 'complete', completed: 20 });
+    },
+  );
+
+  it.skipIf(skip)(
+    'reads of a job another process holds, answered out of order, never move it back',
+    async () => {
+      schema = testSchema();
+      const first = manual();
+      const a = manager(await openStore(), {
+        verifier: first,
+        concurrency: 4,
+        greylistRetry: { delaysMs: [] },
+      });
+      const emails = listWithRepeats(40);
+      const job = await a.create({ emails });
+      await until(() => first.held.length > 0);
+      const { store: storeB, holdNextRead } = holdingReads(await openStore());
+      const b = manager(storeB, { verifier: instantVerifier() });
+      await b.opened();
+
+      const held = holdNextRead();
+      const early = b.get(job.id);
+      expect(await held.record).toMatchObject({ completed: 0 });
+      for (let round = 0; round < 3; round++) {
+        for (const call of first.held.splice(0)) call.resolve();
+        await settle();
+      }
+      await a.get(job.id); // A saves its progress
+      const later = (await b.get(job.id))!;
+      expect(later.completed).toBeGreaterThan(0);
+      held.release();
+      // The older read answers last: the job keeps the newer progress.
+      expect((await early)!.completed).toBe(later.completed);
+      expect((await b.get(job.id))!.completed).toBe(later.completed);
+    },
+  );
+
+  it.skipIf(skip)(
+    'takes over a job whose progress it could not read at the next lease tick, instead of stalling it',
+    async () => {
+      schema = testSchema();
+      const storeA = await openStore(1000);
+      const first = manual();
+      const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
+      const emails = listWithRepeats(20);
+      const job = await a.create({ emails });
+      await until(() => first.held.length > 0);
+      for (const call of first.held.splice(0)) call.resolve();
+      await a.get(job.id); // A saves what it verified, then dies
+      const answered = new Set((await storeA.finalPositions(job.id)).map((position) => emails[position]));
+      expect(answered.size).toBeGreaterThan(0);
+      Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
+      await storeA.releaseLeases();
+
+      const inner = await openStore(1000);
+      let reads = 0;
+      const flaky: DurableJobStore = Object.assign(Object.create(inner) as DurableJobStore, {
+        finalPositions(id: string): Promise<number[]> {
+          // The first read of the job's progress fails, as on a connection reset.
+          return reads++ === 0 ? Promise.reject(new Error('connection reset')) : inner.finalPositions(id);
+        },
+        close: () => Promise.resolve(),
+      });
+      const second = instantVerifier();
+      const b = manager(flaky, { verifier: second });
+      await b.opened(); // it leased the job at open, but could not read where the job was
+      expect(reads).toBe(1);
+      await expect(b.add(job.id, ['late@x.example'])).rejects.toMatchObject({ code: 'lease_lost' });
+      await eventually(async () => (await b.get(job.id))?.status === 'complete');
+      expect(reads).toBe(2);
+      expect(second.calls.filter((email) => answered.has(email))).toEqual([]);
+      expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
+    },
   );
 });
