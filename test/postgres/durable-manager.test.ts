@@ -313,16 +313,28 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     60_000,
   );
 
+  /** A job of `count` addresses that manager A (its store's lease `leaseMs`) is verifying, every answer held. */
+  async function jobHeldByA(count: number, leaseMs?: number) {
+    const storeA = await openStore(leaseMs);
+    const first = manual();
+    const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
+    const emails = listWithRepeats(count);
+    const job = await a.create({ emails });
+    await until(() => first.held.length > 0);
+    return { storeA, first, a, emails, job };
+  }
+
+  /** A dies: its renewals fail and its leases are free, as once they expire. */
+  async function dies(storeA: DurableJobStore): Promise<void> {
+    Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
+    await storeA.releaseLeases();
+  }
+
   it.skipIf(skip)(
     'a read begun while another process held the job, answered after this manager took it over and finished it, changes nothing',
     async () => {
       schema = testSchema();
-      const storeA = await openStore(1000);
-      const first = manual();
-      const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
-      const emails = listWithRepeats(20);
-      const job = await a.create({ emails });
-      await until(() => first.held.length > 0);
+      const { storeA, emails, job } = await jobHeldByA(20, 1000);
       const { store: storeB, holdNextRead } = holdingReads(await openStore(1000));
       const b = manager(storeB, { verifier: instantVerifier() });
       await b.opened();
@@ -330,9 +342,7 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
       const held = holdNextRead();
       const early = b.get(job.id); // A holds the job: B reads its record, and the answer waits
       expect(await held.record).toMatchObject({ status: 'processing', completed: 0 });
-      // A dies; B takes the job over once the lease is free and finishes it.
-      Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
-      await storeA.releaseLeases();
+      await dies(storeA); // B takes the job over once the lease is free, and finishes it
       await eventually(async () => (await storeA.getJob(job.id))?.status === 'complete');
       held.release();
       expect(await early).toMatchObject({ status: 'complete', completed: 20 });
@@ -345,12 +355,7 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     'a read begun while this manager was taking the job over, answered after it finished the job, changes nothing',
     async () => {
       schema = testSchema();
-      const storeA = await openStore(1000);
-      const first = manual();
-      const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
-      const emails = listWithRepeats(20);
-      const job = await a.create({ emails });
-      await until(() => first.held.length > 0);
+      const { storeA, job } = await jobHeldByA(20, 1000);
       const holding = holdingReads(await openStore(1000));
       let restoring = false;
       let restore = () => {};
@@ -366,8 +371,7 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
       });
       const b = manager(storeB, { verifier: instantVerifier() });
       await b.opened();
-      Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
-      await storeA.releaseLeases();
+      await dies(storeA);
       await eventually(() => restoring);
 
       const held = holding.holdNextRead();
@@ -385,15 +389,7 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     'reads of a job another process holds, answered out of order, never move it back',
     async () => {
       schema = testSchema();
-      const first = manual();
-      const a = manager(await openStore(), {
-        verifier: first,
-        concurrency: 4,
-        greylistRetry: { delaysMs: [] },
-      });
-      const emails = listWithRepeats(40);
-      const job = await a.create({ emails });
-      await until(() => first.held.length > 0);
+      const { first, a, job } = await jobHeldByA(40);
       const { store: storeB, holdNextRead } = holdingReads(await openStore());
       const b = manager(storeB, { verifier: instantVerifier() });
       await b.opened();
@@ -419,18 +415,12 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     'takes over a job whose progress it could not read at the next lease tick, instead of stalling it',
     async () => {
       schema = testSchema();
-      const storeA = await openStore(1000);
-      const first = manual();
-      const a = manager(storeA, { verifier: first, concurrency: 2, greylistRetry: { delaysMs: [] } });
-      const emails = listWithRepeats(20);
-      const job = await a.create({ emails });
-      await until(() => first.held.length > 0);
+      const { storeA, first, a, emails, job } = await jobHeldByA(20, 1000);
       for (const call of first.held.splice(0)) call.resolve();
       await a.get(job.id); // A saves what it verified, then dies
       const answered = new Set((await storeA.finalPositions(job.id)).map((position) => emails[position]));
       expect(answered.size).toBeGreaterThan(0);
-      Object.assign(storeA, { renewLeases: () => Promise.reject(new Error('dead')) });
-      await storeA.releaseLeases();
+      await dies(storeA);
 
       const inner = await openStore(1000);
       let reads = 0;
