@@ -908,6 +908,7 @@ export class BulkJobManager implements BulkJobManagerApi {
         this.#scheduleFlush(job);
       }
       this.#makeReady(job);
+      this.#startSlice();
       this.#launch(job, task);
     }
   }
@@ -920,19 +921,24 @@ export class BulkJobManager implements BulkJobManagerApi {
   }
 
   /**
-   * True when the work since the last event-loop turn has lasted `yieldAfterMs`. A stretch starts with the first
-   * call after a turn and ends at the next turn (an immediate marks it), so idle time never counts.
+   * True when the verifications started since the last event-loop turn have taken `yieldAfterMs`. A stretch starts
+   * with the first verification started after a turn ({@link #startSlice}) and ends at the next turn (an immediate
+   * marks it), so neither idle time nor what the caller did earlier in the turn counts: a pump that has work starts
+   * at least one verification per turn.
    */
   #sliceSpent(): boolean {
-    const now = performance.now();
-    if (this.#sliceStart === undefined) {
-      this.#sliceStart = now;
-      setImmediate(() => {
-        this.#sliceStart = undefined;
-      });
-      return false;
-    }
-    return now - this.#sliceStart >= this.#options.yieldAfterMs;
+    return (
+      this.#sliceStart !== undefined && performance.now() - this.#sliceStart >= this.#options.yieldAfterMs
+    );
+  }
+
+  /** Starts a stretch of work at the first verification started after an event-loop turn. */
+  #startSlice(): void {
+    if (this.#sliceStart !== undefined) return;
+    this.#sliceStart = performance.now();
+    setImmediate(() => {
+      this.#sliceStart = undefined;
+    });
   }
 
   #launch(job: LiveJob, task: Task): void {

@@ -27,6 +27,14 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   throw new Error('expected a rejection');
 }
 
+/** Keeps the thread busy for `ms` without a turn of the event loop, as a caller's synchronous work would. */
+function busyFor(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // spin: no await, no timer
+  }
+}
+
 describe('BulkJobManager: states and transitions', () => {
   it('queued → processing → complete, with timestamps set on entry to each state', async () => {
     const clock = new FakeClock();
@@ -627,6 +635,18 @@ describe('BulkJobManager: fairness to the event loop', () => {
     // The timer ran while the job was running, more than once: the manager did not hold the loop throughout.
     expect(turns.filter((at) => at < (completedAt ?? 0)).length).toBeGreaterThan(1);
     expect((await jobs.get(job.id))?.completed).toBe(60_000);
+    await jobs.close();
+  });
+
+  it('starts a job at once however long its caller worked in the same turn: a stretch begins at a verification', async () => {
+    const verifier = manualVerifier();
+    const jobs = new BulkJobManager({ verifier, yieldAfterMs: 1 });
+    const job = await jobs.create({ emails: ['a@x.example'], autoStart: false });
+    busyFor(5); // the caller's own work, in the turn where create() ran the pump
+    const started = await jobs.start(job.id);
+    expect(started.status).toBe('processing');
+    expect(verifier.calls).toEqual(['a@x.example']);
+    await verifier.releaseAll();
     await jobs.close();
   });
 
