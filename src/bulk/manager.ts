@@ -139,7 +139,7 @@ export class BulkJobManager implements BulkJobManagerApi {
   #recovering: boolean;
   #leaseTimer: ReturnType<typeof setInterval> | undefined;
   #tendingLeases = false;
-  /** Jobs leased to this manager whose pending work could not be read yet (the store failed); each lease tick retries. */
+  /** Jobs leased to this manager whose pending work could not be read yet (the store failed); each tick retries. */
   readonly #unresumed = new Set<LiveJob>();
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -605,6 +605,7 @@ export class BulkJobManager implements BulkJobManagerApi {
         job.readApplied = ++job.reads; // a read begun before the claim answers with an older record: dropped
         refreshJob(job, record);
       }
+      job.foreign = true; // read-only here until its pending work is rebuilt
       await this.#resume(store, job);
     }
     this.#pump();
