@@ -139,8 +139,6 @@ export class BulkJobManager implements BulkJobManagerApi {
   #recovering: boolean;
   #leaseTimer: ReturnType<typeof setInterval> | undefined;
   #tendingLeases = false;
-  /** Jobs leased to this manager whose pending work could not be read yet (the store failed); each tick retries. */
-  readonly #unresumed = new Set<LiveJob>();
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
 
   /** Validates `options` (an `OptionsError` names a bad one) and, unless one is given, makes a verifier. */
@@ -620,10 +618,8 @@ export class BulkJobManager implements BulkJobManagerApi {
     try {
       await this.#restore(store, job);
     } catch {
-      this.#unresumed.add(job);
-      return;
+      return; // still foreign and leased here: #tendLeases finds it among the leases it renews
     }
-    this.#unresumed.delete(job);
     job.foreign = false;
     if (job.status === 'processing') this.#scheduleFlush(job);
     this.#refill(job);
@@ -763,11 +759,10 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (this.#tendingLeases || this.#closing) return;
     this.#tendingLeases = true;
     try {
-      const held = new Set(await store.renewLeases());
-      for (const job of [...this.#unresumed]) {
-        // Its lease is gone (another manager has the job): it stays read-only here.
-        if (job.deleted || !held.has(job.id)) this.#unresumed.delete(job);
-        else await this.#resume(store, job);
+      for (const id of await store.renewLeases()) {
+        // A job leased here but still foreign is one whose take-over could not read its pending work yet.
+        const job = this.#jobs.get(id);
+        if (job?.foreign && !job.deleted) await this.#resume(store, job);
       }
       await this.#claim(store);
       await this.#refreshForeign(store);
