@@ -1,17 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { orderedMap } from '../../src/cli/pipeline.js';
-
-/** A deferred promise, settled by the test. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import { deferred } from '../support/deferred.js';
 
 async function* range(count: number, onPull?: (index: number) => void): AsyncGenerator<number> {
   for (let index = 0; index < count; index++) {

@@ -6,6 +6,7 @@ import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import type { VerificationResult } from '../../src/result.js';
 import { FakeClock, instantVerifier, manualVerifier, resultFor, settle, until } from '../bulk/support.js';
 import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import { deferred } from '../support/deferred.js';
 
 type Kind = 'pglite' | 'postgres';
 
@@ -52,18 +53,38 @@ function holdingReads(inner: DurableJobStore): { store: DurableJobStore; holdNex
   return {
     store,
     holdNextRead() {
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      let read: (record: Promise<JobRecord | undefined>) => void = () => {};
-      const record = new Promise<JobRecord | undefined>((resolve) => {
-        read = resolve;
-      });
-      next = { gate, read };
-      return { record, release };
+      const gate = deferred();
+      const record = deferred<JobRecord | undefined>();
+      next = { gate: gate.promise, read: (read) => read.then(record.resolve, record.reject) };
+      return { record: record.promise, release: gate.resolve };
     },
   };
+}
+
+/** What {@link failingProgressReads} makes: set `failing` to false to let the reads through. */
+interface FlakyStore {
+  readonly store: DurableJobStore;
+  failing: boolean;
+  readonly reads: number;
+}
+
+/** `inner`, whose reads of a job's progress (`finalPositions`) fail as on a connection reset while `failing`. */
+function failingProgressReads(inner: DurableJobStore): FlakyStore {
+  let reads = 0;
+  const flaky = {
+    failing: true,
+    get reads() {
+      return reads;
+    },
+    store: Object.assign(Object.create(inner) as DurableJobStore, {
+      finalPositions(id: string): Promise<number[]> {
+        reads++;
+        return flaky.failing ? Promise.reject(new Error('connection reset')) : inner.finalPositions(id);
+      },
+      close: () => Promise.resolve(),
+    }),
+  };
+  return flaky;
 }
 
 describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (%s)', (kind) => {
@@ -359,14 +380,11 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
       const { storeA, job } = await jobHeldByA(20, 1000);
       const holding = holdingReads(await openStore(1000));
       let restoring = false;
-      let restore = () => {};
-      const restored = new Promise<void>((resolve) => {
-        restore = resolve;
-      });
+      const restored = deferred();
       const storeB: DurableJobStore = Object.assign(Object.create(holding.store) as DurableJobStore, {
         async finalPositions(id: string): Promise<number[]> {
           restoring = true; // B has leased the job; its progress is read once the test says so
-          await restored;
+          await restored.promise;
           return holding.store.finalPositions(id);
         },
       });
@@ -378,7 +396,7 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
       const held = holding.holdNextRead();
       const early = b.get(job.id); // B is still taking the job over: it reads the record, the answer waits
       expect(await held.record).toMatchObject({ status: 'processing', completed: 0 });
-      restore();
+      restored.resolve();
       await eventually(async () => (await storeA.getJob(job.id))?.status === 'complete');
       held.release();
       expect(await early).toMatchObject({ status: 'complete', completed: 20 });
@@ -423,22 +441,15 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
       expect(answered.size).toBeGreaterThan(0);
       await dies(storeA);
 
-      const inner = await openStore(1000);
-      let reads = 0;
-      const flaky: DurableJobStore = Object.assign(Object.create(inner) as DurableJobStore, {
-        finalPositions(id: string): Promise<number[]> {
-          // The first read of the job's progress fails, as on a connection reset.
-          return reads++ === 0 ? Promise.reject(new Error('connection reset')) : inner.finalPositions(id);
-        },
-        close: () => Promise.resolve(),
-      });
+      const flaky = failingProgressReads(await openStore(1000));
       const second = instantVerifier();
-      const b = manager(flaky, { verifier: second });
+      const b = manager(flaky.store, { verifier: second });
       await b.opened(); // it leased the job at open, but could not read where the job was
-      expect(reads).toBe(1);
+      expect(flaky.reads).toBe(1);
       await expect(b.add(job.id, ['late@x.example'])).rejects.toMatchObject({ code: 'lease_lost' });
+      flaky.failing = false; // the database answers again: the next lease tick reads the progress
       await eventually(async () => (await b.get(job.id))?.status === 'complete');
-      expect(reads).toBe(2);
+      expect(flaky.reads).toBe(2);
       expect(second.calls.filter((email) => answered.has(email))).toEqual([]);
       expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
     },
@@ -448,25 +459,15 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     'keeps a job it took over read-only while its progress cannot be read, and runs it once it can',
     async () => {
       schema = testSchema();
-      const inner = await openStore(1000);
-      let failing = true;
-      let failures = 0;
-      const flaky: DurableJobStore = Object.assign(Object.create(inner) as DurableJobStore, {
-        finalPositions(id: string): Promise<number[]> {
-          if (!failing) return inner.finalPositions(id);
-          failures++;
-          return Promise.reject(new Error('connection reset'));
-        },
-        close: () => Promise.resolve(),
-      });
-      const b = manager(flaky, { verifier: instantVerifier() });
+      const flaky = failingProgressReads(await openStore(1000));
+      const b = manager(flaky.store, { verifier: instantVerifier() });
       await b.opened(); // before the job exists: B first meets it when it takes it over
       const { storeA, emails, job } = await jobHeldByA(20, 1000);
       await dies(storeA);
-      await eventually(() => failures >= 2); // taken over, then tried again on the next tick
+      await eventually(() => flaky.reads >= 2); // taken over, then tried again on the next tick
       expect(await b.get(job.id)).toMatchObject({ status: 'processing', completed: 0 });
       await expect(b.add(job.id, ['late@x.example'])).rejects.toMatchObject({ code: 'lease_lost' });
-      failing = false;
+      flaky.failing = false;
       await eventually(async () => (await b.get(job.id))?.status === 'complete');
       expect(await b.results(job.id)).toEqual(emails.map((email) => resultFor(email)));
     },

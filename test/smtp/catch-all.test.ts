@@ -6,14 +6,7 @@ import {
   PROBE_BYTES,
   randomLocalPart,
 } from '../../src/smtp/catch-all.js';
-
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
+import { deferred } from '../support/deferred.js';
 
 describe('randomLocalPart', () => {
   const real = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
