@@ -7,7 +7,7 @@ import { SmtpError } from '../../src/errors.js';
 import { fitsEnvelope } from '../../src/smtp/pool/envelope.js';
 import { type GroupReplies, mayRetryLost, readGroup } from '../../src/smtp/pool/group.js';
 import type { Settled } from '../../src/smtp/pool/replies.js';
-import { afterCheck, QUIET_MIN_MS, quietMs } from '../../src/smtp/pool/step.js';
+import { afterCheck, proofDelay, QUIET_MIN_MS, quietMs } from '../../src/smtp/pool/step.js';
 import type { SmtpReply } from '../../src/smtp/types.js';
 import { reply } from '../support/fake-smtp.js';
 
@@ -242,4 +242,16 @@ describe('afterCheck', () => {
     expect(quietMs(0)).toBe(QUIET_MIN_MS);
     expect(quietMs(QUIET_MIN_MS)).toBe(2 * QUIET_MIN_MS);
   });
+
+  it.each([
+    { slowestMs: 5, msLeft: 10_000, expected: QUIET_MIN_MS },
+    { slowestMs: 4_000, msLeft: 10_000, expected: 8_000 },
+    { slowestMs: 4_000, msLeft: 3_000, expected: 2_980 },
+    { slowestMs: 5, msLeft: 10, expected: 0 },
+  ])(
+    'checks within the earliest budget: slowest $slowestMs ms, $msLeft ms left',
+    ({ slowestMs, msLeft, expected }) => {
+      expect(proofDelay(slowestMs, msLeft)).toBe(expected);
+    },
+  );
 });

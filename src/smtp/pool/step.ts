@@ -42,6 +42,21 @@ export function quietMs(slowestMs: number): number {
   return Math.max(QUIET_MIN_MS, 2 * slowestMs);
 }
 
+/** Time kept between a check and the end of the earliest held budget, in milliseconds. */
+const BUDGET_MARGIN_MS = 20;
+
+/**
+ * How long to wait before checking a session whose held outcomes have `msLeft` of budget at the earliest: the quiet
+ * time, cut short so that the check comes before that budget is spent (a shorter wait proves less, but an answer
+ * that comes after the budget is no answer at all).
+ * @example
+ * proofDelay(5, 10_000); // 60
+ * proofDelay(5_000, 3_000); // 2980
+ */
+export function proofDelay(slowestMs: number, msLeft: number): number {
+  return Math.max(0, Math.min(quietMs(slowestMs), msLeft - BUDGET_MARGIN_MS));
+}
+
 /** What the proof of step needs from the pool. */
 export interface StepContext {
   readonly now: () => number;
@@ -104,6 +119,13 @@ export function stepKeeper(context: StepContext): StepKeeper {
     );
   }
 
+  /** The wait before checking `conn`, by its slowest reply and its held outcomes' budgets. */
+  function delayOf(conn: Connection): number {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const { waiter } of conn.held) earliest = Math.min(earliest, waiter.lease.deadline);
+    return proofDelay(conn.slowestMs, earliest - context.now());
+  }
+
   function ended(conn: Connection): void {
     if (conn.held.length > 0) check(conn, () => {});
   }
@@ -139,12 +161,12 @@ export function stepKeeper(context: StepContext): StepKeeper {
         if (conn.closing) return;
         context.leaveIdle(conn);
         check(conn, () => context.release(conn));
-      }, quietMs(conn.slowestMs));
+      }, delayOf(conn));
     },
     ended(conn, how) {
       if (conn.held.length === 0) return;
       if (how !== 'quitting') check(conn, () => {});
-      else setTimeout(() => ended(conn), quietMs(conn.slowestMs));
+      else setTimeout(() => ended(conn), delayOf(conn));
     },
     askAlone,
   };
