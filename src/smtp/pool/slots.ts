@@ -135,6 +135,14 @@ export function createSlots(options: SlotsOptions): Slots {
     quitting.add(done);
   }
 
+  /** Closes a connection at once (no QUIT), its slot not yet given back. */
+  function abandon(conn: Connection): void {
+    leaveIdle(conn);
+    conn.closing = true;
+    conn.controller.abort(DROPPED);
+    onEnded(conn, 'drop');
+  }
+
   function open(key: string, target: PoolTarget, profile: string, dedicated: boolean): Connection {
     const state = stateOf(key);
     if (openCount >= concurrency) {
@@ -183,18 +191,12 @@ export function createSlots(options: SlotsOptions): Slots {
     },
     leaveIdle,
     drop(conn) {
-      leaveIdle(conn);
-      conn.closing = true;
-      conn.controller.abort(DROPPED);
-      onEnded(conn, 'drop');
+      abandon(conn);
       forget(conn);
     },
     retire,
     replace(conn) {
-      leaveIdle(conn);
-      conn.closing = true;
-      conn.controller.abort(DROPPED);
-      onEnded(conn, 'drop');
+      abandon(conn);
       stateOf(conn.key).conns.delete(conn);
       openCount -= 1;
       return open(conn.key, conn.target, conn.profile, conn.dedicated);

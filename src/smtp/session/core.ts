@@ -240,16 +240,7 @@ export function createSessionCore(channel: LineChannel, options: SessionOptions)
       await core.drain(stage);
       core.lastCommand = line;
       core.emit(command.onLine, 'client', line);
-      try {
-        await channel.writeLine(line);
-      } catch (error) {
-        throw core.failure(
-          isSmtpError(error) ? error.kind : 'disconnect',
-          'the connection failed while writing',
-          stage,
-          { cause: error },
-        );
-      }
+      await core.write([line], stage);
       const reply = await core.readReply(stage, limitAt, command);
       core.refuse421(reply, stage);
       return reply;
