@@ -60,7 +60,7 @@ describe('the lock of a data directory', () => {
 
   it('is the same lock through another path to the directory', async () => {
     const dataDir = dir.file('two-paths');
-    await mkdir(dataDir);
+    await mkdir(dataDir, { mode: 0o700 });
     const lock = await lockDataDir(dataDir, await stat(dataDir));
     try {
       await expect(pgliteStore({ dataDir: `${dir.path}/./two-paths/` })).rejects.toMatchObject({
@@ -73,7 +73,7 @@ describe('the lock of a data directory', () => {
 
   it('is taken before PGlite touches the directory', async () => {
     const dataDir = dir.file('untouched');
-    await mkdir(dataDir);
+    await mkdir(dataDir, { mode: 0o700 });
     const lock = await lockDataDir(dataDir, await stat(dataDir));
     try {
       await expect(pgliteStore({ dataDir })).rejects.toBeInstanceOf(StoreLockedError);
@@ -85,7 +85,7 @@ describe('the lock of a data directory', () => {
 
   it('says it does not know the holder when the name is held by something that does not answer', async () => {
     const dataDir = dir.file('squatted');
-    await mkdir(dataDir);
+    await mkdir(dataDir, { mode: 0o700 });
     const found = await stat(dataDir);
     const silent = createServer(() => {}); // accepts, never answers
     await new Promise<void>((resolve) => silent.listen(lockAddress(found.dev, found.ino), resolve));
