@@ -244,8 +244,10 @@ export { type NodeWebhookTransportOptions, nodeWebhookTransport } from './webhoo
 export {
   createWebhookNotifier,
   type PreparedWebhook,
+  WEBHOOK_UNREACHABLE,
   type WebhookNotifier,
   type WebhookNotifierOptions,
+  type WebhookServerDetail,
   type WebhookSigning,
   type WebhookSpec,
 } from './webhooks/notifier.js';
@@ -258,6 +260,7 @@ export {
   checkTarget,
   MAX_WEBHOOK_URL_LENGTH,
   parseWebhookUrl,
+  type WebhookSettingNames,
   type WebhookUrl,
 } from './webhooks/target.js';
 export type { WebhookRequest, WebhookResponse, WebhookTransport } from './webhooks/transport.js';
