@@ -125,6 +125,7 @@ export {
   type CheckStatus,
   type DiagnosticCheck,
   type DiagnosticsReport,
+  READINESS_CHECKS,
 } from './doctor/types.js';
 export {
   DnsError,
