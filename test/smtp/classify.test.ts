@@ -341,6 +341,9 @@ describe('refusals about the session, not the mailbox', () => {
     expect(limitsSession(reply('421 4.7.0 mx.example.com Error: too many errors'))).toBe(true);
     expect(limitsSession(reply('452 4.5.3 Too many recipients'))).toBe(false);
     expect(limitsSession(reply('550 5.1.1 user unknown'))).toBe(false);
+    expect(
+      limitsSession(reply('451 VS1-IP Excessive unknown recipients - possible Open Relay (#4.1.8)')),
+    ).toBe(true);
     expect(limitsSession(reply('250 2.1.5 ok, too many errors is fine'))).toBe(true); // the pool checks the code
   });
 
@@ -368,6 +371,10 @@ describe('refusals about the session, not the mailbox', () => {
       `550 ${'<'.repeat(2000)}@`,
       `550 ${'<a@b'.repeat(500)}`,
       `550 ${'too many '.repeat(220)}`,
+      `550 ${'messages from x'.repeat(130)}`,
+      `550 ${'user '.repeat(400)}`,
+      `550 ${'Recipient address rejected: '.repeat(70)}`,
+      `550 ${'5.1.'.repeat(500)}`,
     ];
     const started = performance.now();
     for (let round = 0; round < 20; round++) {
