@@ -9,24 +9,25 @@ export const GREYLIST = /gr[ae]y[- ]?list|postgrey/i;
 
 /**
  * A refusal of us that outweighs any mailbox wording or code: blocklists, reputation, spam and content filters,
- * SPF / DKIM / DMARC / authentication, reverse DNS, "policy", "access denied", our sender.
+ * SPF / DKIM / DMARC / authentication, reverse DNS, "policy", "access denied", our sender, NetEase's `HL:` / `MI:` /
+ * `RP:` / `DT:` / `WM:` refusal codes (all about the sending IP, sender or content).
  */
 export const REFUSES_US =
-  /spamhaus|spamcop|barracuda|\bsorbs\b|uceprotect|\bspam|black ?list|block ?list|\bblocked\b|\b(?:rbl|dnsbl|dnsrbl|rhsbl)\b|reputation|\blisted (?:at|in|on|by)\b|\bbanned\b|\bspf\b|openspf|sender policy framework|\bdmarc\b|\bdkim\b|authenticat|\brdns\b|reverse (?:dns|hostname)|\bptr\b|\bpolic(?:y|ies)\b|access den(?:ied|y)|\bsender\b|virus|malware|phishing|unsafe content|(?:banned|spam) content|content (?:filter|restriction)|\bmacros\b|spoof|dynamic(?:ally[- ]assigned)? ip|\bmessages? from \S+ (?:weren't|were not|was not) sent|\bfiltered\b|unsolicited/i;
+  /spamhaus|spamcop|barracuda|\bsorbs\b|uceprotect|\bspam|black ?list|block ?list|\bblocked\b|\b(?:rbl|dnsbl|dnsrbl|rhsbl)\b|reputation|\blisted (?:at|in|on|by)\b|\bbanned\b|\bspf\b|openspf|sender policy framework|\bdmarc\b|\bdkim\b|authenticat|\brdns\b|reverse (?:dns|hostname)|\bptr\b|\bpolic(?:y|ies)\b|access den(?:ied|y)|\bsender\b|virus|malware|phishing|unsafe content|(?:banned|spam) content|content (?:filter|restriction)|\bmacros\b|spoof|dynamic(?:ally[- ]assigned)? ip|\bmessages? from \S+ (?:weren't|were not|was not) sent|\bfiltered\b|unsolicited|inappropriate|suspicious|\bjunk\b|\bcomplain|\b(?:HL|MI|RP|DT|WM):[A-Z]{3}\b/i;
 
 /**
  * A refusal by policy that mailbox wording or a mailbox code outweighs: relaying, "denied", "refused",
- * "prohibited", "not authorized", an envelope rule.
+ * "prohibited", "not authorized", "not allowed", an envelope rule, a message rejected or blocked.
  */
 export const POLICY =
-  /relay|rcpthosts|\bdenied\b|\brefused\b|prohibit|not (?:authori[sz]ed|permitted)|\benvelope\b|\bcannot be accepted\b|connection rejected/i;
+  /relay|rcpthosts|\bdenied\b|\brefused\b|prohibit|not (?:authori[sz]ed|permitted)|unauthori[sz]ed|(?<!name )not allowed|\benvelope\b|\bcannot be accepted\b|connection rejected|rejected by (?:the )?recipients?|message (?:was |is )?(?:rejected|refused|blocked|not accepted)/i;
 
 /**
  * A limit on us, not on the mailbox: a rate, a sending or relay quota, "receiving mail too quickly" (Gmail's
  * `5.2.1` rate reply included).
  */
 export const RATE =
-  /\brate[- ]?limit|\bthrottl|too (?:quickly|fast)|receiving mail at a rate|excessive (?:volume|unknown recipients)|unexpected volume|too much mail|(?:sending|submission|relay|email) (?:quota|limit)|daily (?:[\w-]+ ){0,3}(?:quota|limit)|limits? for how many|maximum rate|\bmax(?:imum)? (?:number of )?messages? per/i;
+  /\brate[- ]?limit|\bthrottl|too (?:quickly|fast)|receiving mail at a rate|excessive (?:volume|unknown recipients)|unexpected volume|too much mail|(?:sending|submission|relay|email) (?:quota|limit)|daily (?:[\w-]+ ){0,3}(?:quota|limit)|limits? for how many|maximum rate|\bmax(?:imum)? (?:number of )?messages? per|frequency limit|too many (?:mails|messages|emails)(?! on the server)/i;
 
 /** The message is too large (a limit on the message, never a full mailbox). */
 export const SIZE =
