@@ -320,6 +320,28 @@ describe('classifyReply', () => {
   });
 });
 
+describe('wording that is not about the mailbox never gives a missing mailbox', () => {
+  it.each([
+    ['550 Service unavailable', 'antispam_system'],
+    ['550 Forbidden', 'antispam_system'],
+    ['550 Mail rejected', 'antispam_system'],
+    ['550 Mail from your domain is not accepted from this host', 'antispam_system'],
+    ['550 Invalid HELO name', 'antispam_system'],
+    ['550 Your mail server is misconfigured', 'antispam_system'],
+    ['550 Greylisted, come back later', 'antispam_system'],
+    ['550 Address could not be verified', 'smtp_protocol_error'],
+    ['550 Too many hops', 'smtp_protocol_error'],
+    ['550 Postfach voll', 'mailbox_quota_exceeded'],
+    ['552 Boîte aux lettres pleine', 'mailbox_quota_exceeded'],
+    ['550 Benutzer unbekannt', 'mailbox_not_found'],
+    ['550 Utilisateur inconnu', 'mailbox_not_found'],
+    ['550 Konto deaktiviert', 'mailbox_disabled'],
+    ['550 Recipient verification failed: user unknown', 'mailbox_not_found'],
+  ] as const)('%s is %s', (line, outcome) => {
+    expect(classifyReply(reply(line), 'rcpt')).toBe(outcome);
+  });
+});
+
 describe('refusals about the session, not the mailbox', () => {
   it('are never invalid, whatever their code', () => {
     for (const line of [

@@ -13,14 +13,14 @@ export const GREYLIST = /gr[ae]y[- ]?list|postgrey/i;
  * `RP:` / `DT:` / `WM:` refusal codes (all about the sending IP, sender or content).
  */
 export const REFUSES_US =
-  /spamhaus|spamcop|barracuda|\bsorbs\b|uceprotect|\bspam|black ?list|block ?list|\bblocked\b|\b(?:rbl|dnsbl|dnsrbl|rhsbl)\b|reputation|\blisted (?:at|in|on|by)\b|\bbanned\b|\bspf\b|openspf|sender policy framework|\bdmarc\b|\bdkim\b|authenticat|\brdns\b|reverse (?:dns|hostname)|\bptr\b|\bpolic(?:y|ies)\b|access den(?:ied|y)|\bsender\b|virus|malware|phishing|unsafe content|(?:banned|spam) content|content (?:filter|restriction)|\bmacros\b|spoof|dynamic(?:ally[- ]assigned)? ip|\bmessages? from \S+ (?:weren't|were not|was not) sent|\bfiltered\b|unsolicited|inappropriate|suspicious|\bjunk\b|\bcomplain|\b(?:HL|MI|RP|DT|WM):[A-Z]{3}\b/i;
+  /spamhaus|spamcop|barracuda|\bsorbs\b|uceprotect|\bspam|black ?list|block ?list|\bblocked\b|\b(?:rbl|dnsbl|dnsrbl|rhsbl)\b|reputation|\blisted (?:at|in|on|by)\b|\bbanned\b|\bspf\b|openspf|sender policy framework|\bdmarc\b|\bdkim\b|authenticat|\brdns\b|reverse (?:dns|hostname)|\bptr\b|\bpolic(?:y|ies)\b|access den(?:ied|y)|\bsender\b|virus|malware|phishing|unsafe content|(?:banned|spam) content|content (?:filter|restriction)|\bmacros\b|spoof|dynamic(?:ally[- ]assigned)? ip|\bmessages? from \S+ (?:weren't|were not|was not) sent|\bfiltered\b|unsolicited|inappropriate|suspicious|\bjunk\b|\bcomplain|misconfigur|\bh[ae]lo\b|\behlo\b|\b(?:HL|MI|RP|DT|WM):[A-Z]{3}\b/i;
 
 /**
  * A refusal by policy that mailbox wording or a mailbox code outweighs: relaying, "denied", "refused",
  * "prohibited", "not authorized", "not allowed", an envelope rule, a message rejected or blocked.
  */
 export const POLICY =
-  /relay|rcpthosts|\bdenied\b|\brefused\b|prohibit|not (?:authori[sz]ed|permitted)|unauthori[sz]ed|(?<!name )not allowed|\benvelope\b|\bcannot be accepted\b|connection rejected|rejected by (?:the )?recipients?|message (?:was |is )?(?:rejected|refused|blocked|not accepted)/i;
+  /relay|rcpthosts|\bdenied\b|\brefused\b|prohibit|not (?:authori[sz]ed|permitted)|unauthori[sz]ed|(?<!name )not allowed|\benvelope\b|\bcannot be accepted\b|connection rejected|rejected by (?:the )?recipients?|(?:message|mail) (?:was |is )?(?:rejected|refused|blocked|not accepted)|not accepted from|do(?:es)? not accept (?:e-?)?mail from|service (?:is )?(?:unavailable|not available)|forbidden|gr[ae]y[- ]?list/i;
 
 /**
  * A limit on us, not on the mailbox: a rate, a sending or relay quota, "receiving mail too quickly" (Gmail's
@@ -35,19 +35,19 @@ export const SIZE =
 
 /** The mailbox is disabled, inactive, suspended or closed. */
 export const DISABLED =
-  /disabled|deactivated|\binactive\b|suspended|account (?:is |has been )?(?:locked|closed|frozen)|no longer (?:active|in use|valid)|not accepting mail/i;
+  /disabled|deactivated|\binactive\b|suspended|account (?:is |has been )?(?:locked|closed|frozen)|no longer (?:active|in use|valid)|not accepting mail|deaktiviert|d[ée]sactiv[ée]|desactivad/i;
 
 /** The mailbox is full. */
 export const QUOTA =
-  /quota|mailbox (?:is )?full|full mailbox|insufficient (?:system )?storage|storage (?:space )?(?:exceeded|full)|out of storage|exceeded (?:its |the )?storage|exhausted allowed storage|mailbox size limit|too many messages on the server/i;
+  /quota|mailbox (?:is )?full|full mailbox|insufficient (?:system )?storage|storage (?:space )?(?:exceeded|full)|out of storage|exceeded (?:its |the )?storage|exhausted allowed storage|mailbox size limit|too many messages on the server|postfach (?:ist )?voll|bo[iî]te (?:aux lettres )?(?:est )?pleine|buz[oó]n (?:est[aá] )?lleno|casella (?:di posta )?piena|переполнен/i;
 
 /** The mailbox does not exist. */
 export const NOT_FOUND =
-  /user unknown|unknown (?:user|recipient|mailbox|address|account|local part)|no such (?:user|mailbox|recipient|address|account|person)|(?:mailbox|user|recipient|address|account) (?:is )?(?:unavailable|not found|unknown|invalid|rejected|unallocated)|(?:does|do|is) ?(?:n[o']t|no) exists?|does ?n[o']t have an? (?:[\w.-]+ )?account|not (?:a )?valid (?:mailbox|recipient|user|address)|invalid (?:mailbox|recipient|user|address)|marked as invalid|unrouteable address|no mailbox|bad destination mailbox|unavailable (?:mail )?user|(?:user|mailbox|recipient)\b[^.;]{0,40}\bnot (?:found|exists?)\b|cannot deliver mail for|addressee unknown/i;
+  /user unknown|unknown (?:user|recipient|mailbox|address|account|local part)|no such (?:user|mailbox|recipient|address|account|person)|(?:mailbox|user|recipient|address|account) (?:is )?(?:unavailable|not found|unknown|invalid|rejected|unallocated)|(?:does|do|is) ?(?:n[o']t|no) exists?|does ?n[o']t have an? (?:[\w.-]+ )?account|not (?:a )?valid (?:mailbox|recipient|user|address)|invalid (?:mailbox|recipient|user|address)|marked as invalid|unrouteable address|no mailbox|bad destination mailbox|unavailable (?:mail )?user|(?:user|mailbox|recipient)\b[^.;]{0,40}\bnot (?:found|exists?)\b|cannot deliver mail for|addressee unknown|benutzer (?:ist )?unbekannt|unbekannte[rn]? (?:benutzer|empf[äa]nger)|existiert nicht|utilisateur inconnu|adresse inexistante|usuario (?:desconocido|no existe)|utente (?:sconosciuto|inesistente)|нет такого/i;
 
 /** Wording that speaks of the mail system, the protocol or the routing, not the mailbox. */
 export const NOT_ABOUT_MAILBOX =
-  /protocol|syntax|verification|callout|configuration|internal error|system error|temporar|timeout|loops? back|\bloop\b|routing|\bdns\b|\btls\b|encrypt/i;
+  /protocol|syntax|verif(?:y|ied|ication)|callout|configuration|internal error|system error|temporar|timeout|loops? back|\bloop\b|\bhops?\b|routing|\bdns\b|\btls\b|encrypt/i;
 
 /**
  * Wording of a refusal about the session rather than the mailbox, after which a mail host should be left alone
