@@ -6,6 +6,7 @@ import { staticResolver } from '../../src/testing/static-resolver.js';
 import { nodeWebhookTransport } from '../../src/webhooks/node-transport.js';
 import { createWebhookNotifier, type WebhookNotifierOptions } from '../../src/webhooks/notifier.js';
 import { FakeClock, instantVerifier, manualVerifier, settle, until } from '../bulk/support.js';
+import { waitFor } from '../support/wait-for.js';
 import { receiver, recordingTransport, SECRET, SECRET2 } from './support.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -279,7 +280,7 @@ describe('BulkJobManager.create({ webhook }) with the manager webhooks option', 
         emails: ['a@x.example', 'b@y.example'],
         webhook: { url: `http://127.0.0.1:${hook.port}/hook`, events: ['bulk.completed'] },
       });
-      for (let i = 0; i < 500 && hook.received.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => hook.received.length > 0, { what: 'the webhook' });
       expect(hook.received).toHaveLength(1);
       expect(hook.received[0]?.verified).toBe(true);
       expect(JSON.parse(hook.received[0]!.body)).toMatchObject({
