@@ -52,7 +52,7 @@ describe('opening a durable store: clear errors', () => {
       message: expect.stringContaining('not a directory'),
     });
     const foreign = dir.file('photos');
-    await mkdir(foreign);
+    await mkdir(foreign, { mode: 0o700 });
     await writeFile(`${foreign}/cat.jpg`, 'meow');
     await expect(pgliteStore({ dataDir: foreign })).rejects.toMatchObject({
       code: 'store_unavailable',
