@@ -6,9 +6,12 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkRedis, redisPlace, redisProblem } from '../../src/bullmq/connection.js';
 import { EXIT } from '../../src/cli/io.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { freePort } from '../support/free-port.js';
 import { run } from '../support/mailvet-bin.js';
 import { HAS_REDIS_SERVER, type PrivateRedis, startPrivateRedis } from '../support/private-redis.js';
+
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 
 /** The message `checkRedis` throws for `url`. */
 async function failure(url: string): Promise<string> {
