@@ -1,6 +1,6 @@
 /**
- * A PGlite data directory holds every tenant's addresses, and PGlite writes its files readable and writable by
- * everyone (0666, whatever the umask): the directory is created 0700, and one that group or others may enter is
+ * A PGlite data directory holds every tenant's addresses, and PGlite writes most files of a new database readable
+ * and writable by everyone (0666, whatever the umask): the directory is created 0700, and one that group or others may enter is
  * refused, as PostgreSQL refuses its own.
  */
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
