@@ -25,7 +25,15 @@ import {
 import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
-import { openStore, retentionMsOf, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
+import {
+  damageWarnings,
+  openStore,
+  retentionMsOf,
+  STORE_FLAGS,
+  storeChoiceOf,
+  storeCliError,
+  storePlace,
+} from './store.js';
 import {
   WEBHOOK_FLAG_NAMES,
   WEBHOOK_FLAGS,
@@ -219,6 +227,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     built.close();
     throw error;
   }
+  for (const warning of damageWarnings(store)) await write(io.stderr, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
   const jobs = new BulkJobManager({
     ...(runner === undefined ? { verifier } : { runner }),

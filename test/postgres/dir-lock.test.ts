@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockAddress, lockDataDir, parseHolder, StoreLockedError } from '../../src/postgres/dir-lock.js';
 import { pgliteStore } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { start } from '../support/mailvet-bin.js';
+
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS);
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
