@@ -358,3 +358,19 @@ describe('smtpCheck and provider profiles', () => {
     expect(state.accept_all).toBe(false);
   });
 });
+
+describe('smtpCheck reason', () => {
+  it('quotes the deciding reply exactly, and at most 300 characters of it', async () => {
+    const text = '5.1.1 <bob@example.com>: Recipient address rejected: User unknown in virtual mailbox table';
+    const state = stateFor(network({ '192.0.2.1': { rcpt: () => reply(550, text) } }).open, 'bob');
+    expect(await smtpCheck.run(state)).toEqual({ status: 'invalid', sub_status: 'mailbox_not_found' });
+    expect(state.reason).toBe(`mx1.example.com [192.0.2.1] answered RCPT TO with 550 ${text}`);
+
+    const long = `5.7.1 blocked ${'x'.repeat(1000)}`;
+    const bounded = stateFor(network({ '192.0.2.1': { rcpt: () => reply(554, long) } }).open, 'bob');
+    expect(await smtpCheck.run(bounded)).toEqual({ status: 'unknown', sub_status: 'antispam_system' });
+    expect(bounded.reason).toBe(
+      `mx1.example.com [192.0.2.1] answered RCPT TO with 554 ${long.slice(0, 300)}`,
+    );
+  });
+});
