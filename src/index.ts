@@ -167,7 +167,7 @@ export {
   verdictOf,
 } from './result.js';
 export { resultJson } from './result-json.js';
-export type { VerifierRuntime } from './runtime.js';
+export type { PlatformDefaults, VerifierRuntime } from './runtime.js';
 export {
   PENALTIES,
   STATUS_FLOOR,
@@ -239,6 +239,7 @@ export {
   suggestDomain,
 } from './typo/suggest.js';
 export { createVerifier, type Verifier, verify } from './verifier.js';
+export { createVerifierWith } from './verifier-core.js';
 export { WebhookInputError, WebhookRefusedError } from './webhooks/errors.js';
 export {
   type MemoryWebhookLogOptions,
