@@ -331,6 +331,28 @@ describe('smtpCheck and provider profiles', () => {
     expect(await smtpCheck.run(elsewhere)).toEqual({ status: 'unknown', sub_status: 'antispam_system' });
   });
 
+  it("Microsoft 365's edge block refuses the catch-all probe: conclusive, cached, one probe per domain", async () => {
+    const rcpt = (recipient: string) =>
+      recipient.startsWith('alice@') || recipient.startsWith('carol@')
+        ? reply(250, '2.1.5 Recipient OK')
+        : reply(550, '5.4.1 Recipient address rejected: Access denied. AS(201806281)');
+    const net = network({ '192.0.2.1': { rcpt } });
+    const hosts = at('contoso-com.mail.protection.outlook.com');
+    const first = stateFor(net.open, 'alice', { mailHosts: hosts });
+    expect(await smtpCheck.run(first)).toEqual({ status: 'valid', sub_status: null });
+    // A second address on the same prober: the refused probe is cached, so no second probe is sent.
+    const second: CheckState = {
+      ...first,
+      address: address('carol'),
+      reason: null,
+    };
+    expect(await smtpCheck.run(second)).toEqual({ status: 'valid', sub_status: null });
+    const probes = net.hosts['192.0.2.1']!.sessions.flatMap((session) => session.commands).filter((command) =>
+      command.startsWith(`RCPT TO:<${PROBE}@`),
+    );
+    expect(probes).toHaveLength(1);
+  });
+
   it('an accept-all provider is never valid on a 250 alone (catch-all probe off)', async () => {
     const state = stateFor(network({ '192.0.2.1': {} }).open, 'alice', {
       mailHosts: at(YAHOO),
