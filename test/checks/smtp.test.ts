@@ -316,14 +316,14 @@ describe('smtpCheck and provider profiles', () => {
 
   it('reads a reply as the answering provider means it: Microsoft 365 edge block there, policy elsewhere', async () => {
     const edgeBlock = {
-      rcpt: () => reply(550, '5.4.1 Recipient address rejected: Access denied. AS(201806281)'),
+      rcpt: () => reply(550, '5.4.1 Recipient address rejected: Access denied'),
     };
     const m365 = stateFor(network({ '192.0.2.1': edgeBlock }).open, 'bob', {
       mailHosts: at('contoso-com.mail.protection.outlook.com'),
     });
     expect(await smtpCheck.run(m365)).toEqual({ status: 'invalid', sub_status: 'mailbox_not_found' });
     expect(m365.reason).toContain(
-      'answered RCPT TO with 550 5.4.1 Recipient address rejected: Access denied.',
+      'answered RCPT TO with 550 5.4.1 Recipient address rejected: Access denied',
     );
     const elsewhere = stateFor(network({ '192.0.2.1': edgeBlock }).open, 'bob', {
       mailHosts: at('mx.example.com'),
