@@ -184,6 +184,7 @@ export {
   classifyReply,
   explainReply,
   type ReplyContext,
+  type ReplyReading,
   type SmtpOutcome,
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
