@@ -7,9 +7,9 @@ import { defineConfig } from 'vitest/config';
  * does belongs here.
  */
 const INTEGRATION = [
-  'test/bullmq/{cleanup,failure,fleet,health,outage,processes,webhooks}.test.ts',
+  'test/bullmq/{cleanup,connection,failure,fleet,health,outage,processes,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
-  'test/cli/{doctor,serve,spawn,stream,verify,worker}.test.ts',
+  'test/cli/{doctor,serve,serve-webhooks,spawn,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',
   'test/data/lists.test.ts',
   'test/dns/{cached,hostile,node}.test.ts',

@@ -22,7 +22,7 @@ import {
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
-import { FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
+import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import { openStore, retentionMsOf, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
@@ -202,6 +202,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const retentionMs = retentionMsOf(args, io.env);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
+  if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
   const built = verifyOptionsOf(settings);
   let verifier: Verifier;
   try {

@@ -17,20 +17,28 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
-/** Starts a private Redis and waits until it answers. */
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+/**
+ * Starts a private Redis and waits until it answers. With `password`, the server wants it (`requirepass`), and
+ * `url` carries none: a client must add it.
+ */
+export async function startPrivateRedis(options: { password?: string } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
+  const auth = options.password === undefined ? [] : ['--requirepass', options.password];
   let child: ChildProcess;
   const start = async () => {
     child = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...auth],
       { stdio: 'ignore' },
     );
     await waitFor(
       async () => {
-        const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
+        const client = new Redis(url, {
+          lazyConnect: true,
+          retryStrategy: () => null,
+          ...(options.password === undefined ? {} : { password: options.password }),
+        });
         client.on('error', () => {}); // not up yet: connect() rejects too
         const answered = await client
           .connect()
