@@ -2,6 +2,8 @@
  * Public types of bulk jobs: the `Job` wire shape, the manager's options, the `JobStore` seam and events.
  * @module
  */
+
+import type { Clock } from '../clock.js';
 import type { ErrorCode } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import type { Status, VerificationResult } from '../result.js';
@@ -190,18 +192,7 @@ export interface StreamOptions extends JobAccess {
 /** The part of a {@link Verifier} the manager needs; fakes in tests implement just this. */
 export type BulkVerifier = Pick<Verifier, 'verify'>;
 
-/**
- * Time source and timers. Inject a fake one in tests so that greylisting delays pass without sleeping.
- * @default { now: Date.now, setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout }
- */
-export interface Clock {
-  /** Milliseconds since the Unix epoch. */
-  now(): number;
-  /** Calls `callback` once after `ms` milliseconds; returns a handle for `clearTimeout`. */
-  setTimeout(callback: () => void, ms: number): unknown;
-  /** Cancels a timer made by `setTimeout`. */
-  clearTimeout(handle: unknown): void;
-}
+export type { Clock } from '../clock.js';
 
 /** How greylisted results are retried. */
 export interface GreylistRetryOptions {
