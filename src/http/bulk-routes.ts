@@ -3,6 +3,7 @@
  * @module
  */
 import { checkGreylistDelays } from '../bulk/options.js';
+import { unstorableText } from '../bulk/storable.js';
 import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { readJsonBody } from './body.js';
@@ -36,6 +37,8 @@ function emailsOf(value: unknown, max: number): string[] {
   value.forEach((email, index) => {
     if (typeof email !== 'string')
       throw new HttpError('invalid_request', `emails[${index}] must be a string`);
+    const problem = unstorableText(email);
+    if (problem !== undefined) throw new HttpError('invalid_request', `emails[${index}] ${problem}`);
   });
   return value as string[];
 }
