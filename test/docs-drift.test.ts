@@ -22,9 +22,9 @@ const CLI_MD = doc('docs/cli.md');
 
 const COMMANDS = ['verify', 'bulk', 'serve', 'doctor', 'worker'] as const;
 
-/** The long flags a help text lists under `Flags:` (without --help). */
+/** The long flags a help text lists under `Flags:` (without --help); `''` for `mailvet --help` itself. */
 async function helpFlags(command: string): Promise<string[]> {
-  const { stdout, code } = await runCli([command, '--help']);
+  const { stdout, code } = await runCli(command === '' ? ['--help'] : [command, '--help']);
   expect(code).toBe(0);
   const flags = [...stdout.matchAll(/^ {2,}(?:-\w, )?--([a-z][a-z0-9-]*)/gm)].map((match) => `--${match[1]}`);
   return flags.filter((flag) => flag !== '--help');
@@ -80,10 +80,13 @@ describe('docs/cli.md and the flags of mailvet --help', () => {
     expect(stale).toEqual([]);
   });
 
-  it('lists every command of mailvet --help', async () => {
+  it('documents every command and top-level flag of mailvet --help', async () => {
     const { stdout } = await runCli(['--help']);
-    for (const command of COMMANDS) expect(stdout).toContain(command);
+    const listed = [...stdout.matchAll(/^ {2}([a-z]+) /gm)].map((match) => match[1]);
+    expect(listed).toEqual([...COMMANDS]);
     for (const command of COMMANDS) expect(CLI_MD).toContain(`### \`mailvet ${command}`);
+    const intro = CLI_MD.slice(0, CLI_MD.indexOf('\n## '));
+    expect((await helpFlags('')).filter((flag) => !flagsIn(intro).has(flag))).toEqual([]);
   });
 
   it("has docs/doctor.md's flag table match mailvet doctor --help", async () => {
