@@ -16,6 +16,7 @@ import { ROUTES } from '../src/http/routes.js';
 import { RESULT_FIELDS } from '../src/result.js';
 import { createVerifier } from '../src/verifier.js';
 import { runCli } from './cli/support.js';
+import { waitFor } from './support/wait-for.js';
 
 const doc = (name: string) => readFileSync(new URL(`../${name}`, import.meta.url), 'utf8');
 const CLI_MD = doc('docs/cli.md');
@@ -122,9 +123,10 @@ describe('the result columns the CLI and the API write, and the docs that list t
       );
       const job = (await created.json()) as Job;
       const poll = () => handler(new Request(`http://h/v1/bulk/${job.id}`, { headers }));
-      while (((await (await poll()).json()) as Job).status !== 'complete') {
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await waitFor(async () => ((await (await poll()).json()) as Job).status === 'complete', {
+        what: 'the job to complete',
+        intervalMs: 0,
+      });
       const csv = await handler(new Request(`http://h/v1/bulk/${job.id}/results?format=csv`, { headers }));
       const header = (await csv.text()).split('\r\n')[0]?.split(',');
       expect(header).toEqual(listAfter(doc('docs/http.md'), '**CSV columns**:'));
