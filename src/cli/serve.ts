@@ -137,7 +137,8 @@ MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MA
 Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
 --webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
 MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) one secret for every other key.
-Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen or cannot open the job store.
+Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen, open the job store or use the
+fleet's Redis.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
 `;
 
