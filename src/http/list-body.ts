@@ -8,8 +8,7 @@
 import { sourceColumnsProblem, sourceRowProblem } from '../bulk/source.js';
 import { unstorableText } from '../bulk/storable.js';
 import type { SourceRowsInput } from '../bulk/types.js';
-import { openInput } from '../cli/input.js';
-import { CliError } from '../cli/io.js';
+import { InputError, openInput } from '../io/input.js';
 import { HttpError } from './errors.js';
 
 /** The list formats a bulk request body may have, besides JSON. */
@@ -127,7 +126,7 @@ export async function readAddressList(
           : undefined,
     };
   } catch (error) {
-    if (error instanceof CliError) {
+    if (error instanceof InputError) {
       throw new HttpError('invalid_request', error.message.replace('--column', 'the column parameter'));
     }
     throw error;

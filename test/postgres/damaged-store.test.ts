@@ -11,9 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { createServer } from '../../src/http/node.js';
 import { pgliteStore } from '../../src/postgres/index.js';
-import { instantVerifier, until } from '../bulk/support.js';
+import { instantVerifier } from '../bulk/support.js';
 import { tempDir } from '../cli/support.js';
 import { start } from '../support/mailvet-bin.js';
+import { waitFor } from '../support/wait-for.js';
 
 const KEY = 'damage-key';
 const COUNT = 4000;
@@ -30,7 +31,10 @@ beforeAll(async () => {
   const owner = createHash('sha256').update(KEY).digest('hex'); // the tenant of KEY over HTTP
   const emails = Array.from({ length: COUNT }, (_, i) => `user${i}@d${i % 9}.example`);
   jobId = (await jobs.create({ emails, owner })).id;
-  await until(async () => (await jobs.get(jobId, { owner }))?.status === 'complete', 1_000_000);
+  await waitFor(async () => (await jobs.get(jobId, { owner }))?.status === 'complete', {
+    what: 'the job to complete',
+    timeoutMs: 100_000,
+  });
   await jobs.close();
   const db = await PGlite.create(dataDir);
   const [row] = (await db.query<{ path: string }>(`SELECT pg_relation_filepath('mailvet.results') AS path`))
