@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   limit_exceeded: 429,
   store_error: 500,
   store_unavailable: 503,
+  store_locked: 503,
   lease_lost: 409,
   queue_unavailable: 503,
   webhook_refused: 422,
@@ -51,6 +52,17 @@ export class OptionsError extends MailvetError {
   constructor(option: string, message: string) {
     super('invalid_option', `${option} ${message}`);
     this.option = option;
+  }
+}
+
+/** The job does not exist, was deleted, or belongs to another owner (code `job_not_found`). */
+export class JobNotFoundError extends MailvetError {
+  override name = 'JobNotFoundError';
+  readonly jobId: string;
+
+  constructor(jobId: string) {
+    super('job_not_found', 'no such job');
+    this.jobId = jobId;
   }
 }
 

@@ -3,12 +3,11 @@
  * `bulk.progress`, `bulk.completed` and `bulk.failed`, at least once, with retries over about a day.
  * @module
  */
-import { JobNotFoundError } from '../bulk/errors.js';
-import type { BulkJobManagerApi, Clock, Job, JobAccess } from '../bulk/types.js';
+import type { Clock } from '../clock.js';
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
-import { OptionsError } from '../errors.js';
-import { WebhookInputError } from './errors.js';
+import { JobNotFoundError, OptionsError } from '../errors.js';
+import { WebhookInputError, WebhookRefusedError } from './errors.js';
 import {
   memoryWebhookLog,
   WEBHOOK_EVENT_TYPES,
@@ -20,8 +19,42 @@ import { nodeWebhookTransport } from './node-transport.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs } from './schedule.js';
 import type { WebhookShare } from './share.js';
 import { checkSecrets, signWebhook } from './sign.js';
-import { checkTarget, parseWebhookUrl, type WebhookUrl, webhookGuard } from './target.js';
+import {
+  checkTarget,
+  parseWebhookUrl,
+  type WebhookSettingNames,
+  type WebhookUrl,
+  webhookGuard,
+} from './target.js';
 import type { WebhookTransport } from './transport.js';
+
+/**
+ * What the notifier reads of a job. The bulk layer's `Job` has these fields (and more, which {@link
+ * WebhookNotifierOptions.present} may use); this seam declares them itself so that it imports nothing of the
+ * layer above it.
+ */
+export interface WebhookJob {
+  readonly id: string;
+  /** `complete` and `failed` are final; any other status is not. */
+  readonly status: string;
+  /** Addresses with a final result. */
+  readonly completed: number;
+}
+
+/** Whose job it is: a notifier attaches a webhook only to a job of that owner. */
+export interface WebhookJobAccess {
+  /** The caller's tenant. @default none */
+  readonly owner?: string;
+}
+
+/**
+ * The jobs a notifier watches: the two members of `BulkJobManager` it uses (the manager is passed as is).
+ * `get` answers `undefined` for a job that does not exist or belongs to another owner.
+ */
+export interface WebhookJobSource<J extends WebhookJob = WebhookJob> {
+  get(id: string, access?: WebhookJobAccess): Promise<J | undefined>;
+  on(event: 'progress' | 'complete' | 'failed', listener: (job: J) => void): () => void;
+}
 
 /** A job's webhook, as `POST /v1/bulk` and {@link WebhookNotifier.watch} take it. */
 export interface WebhookSpec {
@@ -37,8 +70,24 @@ export interface WebhookSigning {
   readonly secrets: readonly string[];
 }
 
+/**
+ * What a tenant is not told but the server's operator may want: the address a refused host resolved to, the
+ * transport error of a failed attempt.
+ */
+export interface WebhookServerDetail {
+  /** The job the attempt was for, or `null` for a URL checked before its job exists. */
+  readonly jobId: string | null;
+  /** The webhook URL's host. */
+  readonly host: string;
+  /** What happened, e.g. `the webhook host a.example resolves to 10.0.0.1 (10.0.0.0/8 private use (RFC 1918))`. */
+  readonly detail: string;
+}
+
+/** The message of a failed attempt that got no HTTP status: one for every transport failure (no port-probe oracle). */
+export const WEBHOOK_UNREACHABLE = 'the receiver could not be reached or sent no HTTP response';
+
 /** Options of {@link createWebhookNotifier}. Every field is optional. */
-export interface WebhookNotifierOptions {
+export interface WebhookNotifierOptions<J extends WebhookJob = WebhookJob> {
   /** Default signing secrets (`whsec_...`, one or two) for jobs watched without their own. @default none */
   readonly secrets?: readonly string[];
   /** Resolves webhook hosts. @default nodeResolver() */
@@ -68,7 +117,7 @@ export interface WebhookNotifierOptions {
   /** Makes `webhook-id`s. @default `msg_` + crypto.randomUUID() */
   readonly ids?: () => string;
   /** Turns the job into the payload's `data` (the HTTP adapter sends its wire form). @default the job as is */
-  readonly present?: (job: Job) => unknown;
+  readonly present?: (job: J) => unknown;
   /**
    * Shares webhooks with the notifiers of other nodes (the API nodes of a worker fleet: `manager.webhookShare()`).
    * `attach` saves the webhook there; a `bulk.completed` or `bulk.failed` event of a job this notifier has no
@@ -78,6 +127,16 @@ export interface WebhookNotifierOptions {
   readonly share?: WebhookShare;
   /** The signing secrets of a job's owner, for webhooks read from `share`. @default the `secrets` option */
   readonly secretsOf?: (owner: string | null) => Promise<readonly string[] | undefined>;
+  /**
+   * How refusals name the settings that would allow a URL (`mailvet serve` gives its flags).
+   * @default { allowAddresses: 'allowAddresses', allowHttpWebhooks: 'allowHttpWebhooks' }
+   */
+  readonly settingNames?: WebhookSettingNames;
+  /**
+   * Receives what refusals and the delivery log keep from the tenant (the address a host resolved to, the raw
+   * transport error), for the server's log. @default none (dropped)
+   */
+  readonly onDetail?: (detail: WebhookServerDetail) => void;
 }
 
 /** A webhook that passed the checks, ready to attach to a job. */
@@ -95,14 +154,14 @@ export interface WebhookNotifier {
    */
   prepare(spec: unknown, signing?: WebhookSigning): Promise<PreparedWebhook>;
   /** Attaches a prepared webhook to job `jobId`; a job that is finished already gets its final event. */
-  attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void>;
+  attach(jobId: string, webhook: PreparedWebhook, access?: WebhookJobAccess): Promise<void>;
   /**
    * Stops watching `jobId` (call it when the job is deleted): no more events are sent for it; deliveries
    * already under way keep their retries.
    */
   detach(jobId: string): void;
   /** `prepare` then `attach`. */
-  watch(jobId: string, spec: unknown, access?: JobAccess & Partial<WebhookSigning>): Promise<void>;
+  watch(jobId: string, spec: unknown, access?: WebhookJobAccess & Partial<WebhookSigning>): Promise<void>;
   /** The delivery attempts of `jobId`, oldest first. */
   deliveries(jobId: string): Promise<readonly WebhookAttempt[]>;
   /** Resolves when no attempt is in flight (retries may still be scheduled). */
@@ -165,9 +224,9 @@ const realClock: Clock = {
  * await notifier.watch(job.id, { url: 'https://hooks.example.com/mailvet' });
  * await jobs.start(job.id);
  */
-export function createWebhookNotifier(
-  manager: Pick<BulkJobManagerApi, 'on' | 'get'>,
-  options: WebhookNotifierOptions = {},
+export function createWebhookNotifier<J extends WebhookJob>(
+  manager: WebhookJobSource<J>,
+  options: WebhookNotifierOptions<J> = {},
 ): WebhookNotifier {
   const defaults = options.secrets === undefined ? undefined : checkSecrets(options.secrets, 'secrets');
   const guard = webhookGuard(options.allowAddresses ?? []);
@@ -184,10 +243,19 @@ export function createWebhookNotifier(
   const random = options.random ?? Math.random;
   const ids = options.ids ?? (() => `msg_${globalThis.crypto.randomUUID()}`);
   const log = options.log ?? memoryWebhookLog();
-  const present = options.present ?? ((job: Job) => job);
+  const present = options.present ?? ((job: J) => job);
   let resolver = options.resolver;
   let transport = options.transport;
   const share = options.share;
+  const names = options.settingNames ?? {};
+  const tell = (jobId: string | null, host: string, detail: string | undefined): void => {
+    if (detail === undefined || options.onDetail === undefined) return;
+    try {
+      options.onDetail({ jobId, host, detail });
+    } catch {
+      // A failing log sink must not change what the tenant gets.
+    }
+  };
 
   const watches = new Map<string, Watch>();
   const timers = new Set<unknown>();
@@ -211,7 +279,7 @@ export function createWebhookNotifier(
     const at = clock.now();
     try {
       resolver ??= nodeResolver();
-      const target = await checkTarget(watch.webhook.target, { resolver, guard });
+      const target = await checkTarget(watch.webhook.target, { resolver, guard, names });
       transport ??= nodeWebhookTransport();
       const headers = signWebhook(watch.webhook.secrets, id, clock.now(), body);
       const response = await transport.send({
@@ -227,7 +295,15 @@ export function createWebhookNotifier(
       status = response.status;
       if (status < 200 || status > 299) error = `the receiver answered ${status}`;
     } catch (caught) {
-      error = caught instanceof Error ? caught.message : String(caught);
+      const host = watch.webhook.target.host;
+      if (caught instanceof WebhookRefusedError) {
+        error = caught.message;
+        tell(watch.jobId, host, caught.serverDetail);
+      } else {
+        // Refused, reset, timed out or a TLS failure all read the same: the log must not probe ports for tenants.
+        error = WEBHOOK_UNREACHABLE;
+        tell(watch.jobId, host, caught instanceof Error ? caught.message : String(caught));
+      }
     }
     const delay = error === null || closed ? null : retryDelayMs(delays, n - 1, random);
     const state = error === null ? 'delivered' : delay === null ? 'failed' : 'retrying';
@@ -263,7 +339,7 @@ export function createWebhookNotifier(
     }
   }
 
-  function deliver(watch: Watch, type: WebhookEventType, job: Job): void {
+  function deliver(watch: Watch, type: WebhookEventType, job: J): void {
     if (closed || !watch.webhook.events.includes(type)) return;
     const now = clock.now();
     const body = JSON.stringify({ type, timestamp: iso(now), data: present(job) });
@@ -271,7 +347,7 @@ export function createWebhookNotifier(
     void attempt(watch, ids(), type, body, 1);
   }
 
-  function progress(watch: Watch, job: Job, force: boolean): void {
+  function progress(watch: Watch, job: J, force: boolean): void {
     const now = clock.now();
     if (job.completed === watch.lastProgressCompleted) return;
     if (!force && watch.lastProgressAt !== null && now - watch.lastProgressAt < progressIntervalMs) return;
@@ -280,7 +356,7 @@ export function createWebhookNotifier(
     deliver(watch, 'bulk.progress', job);
   }
 
-  function final(job: Job, type: WebhookEventType): void {
+  function final(job: J, type: WebhookEventType): void {
     const watch = watches.get(job.id);
     if (watch?.finished) return;
     if (watch !== undefined) watch.finished = true;
@@ -294,14 +370,14 @@ export function createWebhookNotifier(
     });
   }
 
-  function finish(watch: Watch, job: Job, type: WebhookEventType): void {
+  function finish(watch: Watch, job: J, type: WebhookEventType): void {
     progress(watch, job, true);
     deliver(watch, type, job);
     if (watch.deliveries === 0 && watches.get(job.id) === watch) watches.delete(job.id);
   }
 
   /** With a share: delivers the event of `job` if this node claims it, with its own webhook or the shared one. */
-  async function claimed(job: Job, type: WebhookEventType, local: Watch | undefined): Promise<void> {
+  async function claimed(job: J, type: WebhookEventType, local: Watch | undefined): Promise<void> {
     const watch = local ?? (await sharedWatch(job.id));
     if (watch === undefined) return;
     if (closed || !(await share!.claim(`${job.id}:${type}`))) {
@@ -319,7 +395,11 @@ export function createWebhookNotifier(
     if (secrets === undefined) return undefined;
     const watch: Watch = {
       jobId,
-      webhook: { target: parseWebhookUrl(spec.url, allowHttp), events: spec.events, secrets },
+      webhook: {
+        target: parseWebhookUrl(spec.url, allowHttp, 'webhook.url', names),
+        events: spec.events,
+        secrets,
+      },
       lastProgressAt: null,
       lastProgressCompleted: -1,
       finished: true,
@@ -347,16 +427,21 @@ export function createWebhookNotifier(
     if (unknown !== undefined) {
       throw new WebhookInputError('webhook', `has an unknown field ${JSON.stringify(unknown.slice(0, 64))}`);
     }
-    const target = parseWebhookUrl(url, allowHttp);
+    const target = parseWebhookUrl(url, allowHttp, 'webhook.url', names);
     const list = eventsOf(events);
     const secrets = signing === undefined ? defaults : checkSecrets(signing.secrets);
     if (secrets === undefined) throw new OptionsError('secrets', 'no webhook secret is configured');
     resolver ??= nodeResolver();
-    await checkTarget(target, { resolver, guard });
+    try {
+      await checkTarget(target, { resolver, guard, names });
+    } catch (error) {
+      if (error instanceof WebhookRefusedError) tell(null, target.host, error.serverDetail);
+      throw error;
+    }
     return { target, events: list, secrets };
   }
 
-  async function attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void> {
+  async function attach(jobId: string, webhook: PreparedWebhook, access?: WebhookJobAccess): Promise<void> {
     const watch: Watch = {
       jobId,
       webhook,
