@@ -255,6 +255,8 @@ describe.skipIf(!available)('the console in Chromium', () => {
       later.waitForEvent('download'),
       later.getByRole('button', { name: 'Download CSV' }).first().click(),
     ]);
+    // Named after the uploaded file, not the job's id.
+    expect(download.suggestedFilename()).toBe('signups-verified.csv');
     const downloaded = parse(await readFile((await download.path()) as string, 'utf8')) as string[][];
     const api = parse(
       await (
