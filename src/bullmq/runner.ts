@@ -6,41 +6,20 @@
 import { randomUUID } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import {
-  JobFailedError,
-  JobFinishedError,
-  JobInputError,
-  JobNotCompleteError,
-  JobNotFoundError,
-  LimitError,
-  StoreError,
-} from '../bulk/errors.js';
-import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmails } from '../bulk/input.js';
+import { JobFailedError, JobNotFoundError, StoreError } from '../bulk/errors.js';
 import { isFinished, liveJobOf, snapshot, zeroCounts } from '../bulk/job.js';
 import {
   type FleetHealth,
   type FleetJobStore,
   isFleetStore,
+  type JobEngine,
   type JobRunner,
+  type NewJob,
+  type ResultsView,
   type RunnerContext,
-  type RunnerJobs,
 } from '../bulk/runner.js';
-import { sourcedPage, sourceMismatch } from '../bulk/source.js';
-import type {
-  AddOptions,
-  CreateJobInput,
-  Job,
-  JobAccess,
-  JobEventName,
-  JobList,
-  JobListener,
-  JobRecord,
-  ListJobsOptions,
-  ResultsOptions,
-  SourcedResults,
-  StoreHealth,
-  StreamOptions,
-} from '../bulk/types.js';
+import type { EncodedSource } from '../bulk/source.js';
+import type { Job, JobEventName, JobList, JobRecord, StoreHealth } from '../bulk/types.js';
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import type { WebhookShare } from '../webhooks/share.js';
@@ -87,7 +66,6 @@ export const RUNNER_DEFAULTS = Object.freeze({
   chunkAttempts: 5,
 });
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 const STREAM_PAGE = 256;
 /** Addresses read from the store at once when the queue is rebuilt. */
 const REBUILD_WINDOW = 32_768;
@@ -168,17 +146,13 @@ interface Open {
 }
 
 /** The jobs of a manager on an API node of the fleet. */
-class FleetJobs implements RunnerJobs {
+class FleetJobs implements JobEngine {
+  readonly keepsRows = true;
   readonly #context: RunnerContext;
   readonly #store: FleetJobStore;
   readonly #keys: FleetKeys;
   readonly #settings: Settings;
   readonly #open: Promise<Open>;
-  readonly #listeners: Record<JobEventName, Set<JobListener>> = {
-    progress: new Set(),
-    complete: new Set(),
-    failed: new Set(),
-  };
   /** Streams waiting for a job to move. */
   readonly #waiters = new Map<string, Set<() => void>>();
   /** Jobs with a progress event waiting to be read (coalesced). */
@@ -286,36 +260,16 @@ class FleetJobs implements RunnerJobs {
 
   // --- writes ---
 
-  async create(input?: CreateJobInput): Promise<Job> {
-    this.#assertOpen();
-    const fields = createInput(input);
-    if (input?.webhook !== undefined)
-      throw new JobInputError('webhook', 'is not supported by the bullmq runner yet');
-    const emails = trimmedEmails(
-      fields.emails,
-      this.#context.maxAddressesPerAdd,
-      this.#context.maxEmailLength,
-    );
-    if (emails.length > this.#context.maxAddressesPerJob) {
-      throw new LimitError(
-        'maxAddressesPerJob',
-        this.#context.maxAddressesPerJob,
-        `the job would hold ${emails.length} addresses`,
-      );
-    }
-    const source = sourceRows(input?.source, emails.length, null);
+  async create(job: NewJob): Promise<Job> {
     const open = await this.#ready();
-    const id = this.#context.ids();
-    if (typeof id !== 'string' || !ID_PATTERN.test(id)) {
-      throw new OptionsError('ids', 'must return 1-128 characters of A-Z a-z 0-9 _ -');
-    }
+    const id = this.#context.rules.newId();
     const now = this.#context.clock.now();
-    const armed = fields.autoStart;
+    const { emails, autoStart: armed, source } = job;
     const status = !armed ? 'queued' : emails.length === 0 ? 'complete' : 'processing';
     const record: JobRecord = {
       id,
-      owner: fields.owner,
-      name: fields.name,
+      owner: job.owner,
+      name: job.name,
       status,
       total: emails.length,
       completed: 0,
@@ -324,56 +278,34 @@ class FleetJobs implements RunnerJobs {
       startedAt: armed ? now : null,
       completedAt: status === 'complete' ? now : null,
       error: null,
-      greylistDelaysMs: fields.greylistDelaysMs ?? this.#context.greylistDelaysMs,
+      greylistDelaysMs: job.greylistDelaysMs ?? this.#context.greylistDelaysMs,
       armed,
       source: source?.source ?? null,
     };
-    const maxJobs = this.#context.maxJobs;
+    const rules = this.#context.rules;
     await this.#write('save the job', () =>
-      this.#store.fleetCreate(
-        record,
-        emails,
-        (jobs) => {
-          if (jobs >= maxJobs)
-            throw new LimitError('maxJobs', maxJobs, 'too many jobs are held; delete finished ones');
-        },
-        source?.rows,
-      ),
+      this.#store.fleetCreate(record, emails, (jobs) => rules.admitJob(jobs), source?.rows),
     );
     if (status === 'processing') await this.#queueSoon(open, id);
     if (status === 'complete') await this.#announce(open, { event: 'complete', id });
     return snapshot(liveJobOf(record));
   }
 
-  async add(id: string, emails: readonly string[], access?: AddOptions): Promise<Job> {
-    this.#assertOpen();
-    const owner = ownerOf(access);
-    const trimmed = trimmedEmails(emails, this.#context.maxAddressesPerAdd, this.#context.maxEmailLength);
-    // Checked here without a header, and against the job's under its row lock.
-    const source = sourceRows(access?.source, trimmed.length, null);
+  async add(
+    id: string,
+    owner: string | null,
+    emails: readonly string[],
+    source: EncodedSource | undefined,
+  ): Promise<Job> {
     const open = await this.#ready();
-    const max = this.#context.maxAddressesPerJob;
+    const rules = this.#context.rules;
+    // Checked under the job's row lock: its owner, header, status and size as they are then.
     const record = await this.#write('save the addresses', () =>
       this.#store.fleetAppend(
         id,
-        trimmed,
+        emails,
         this.#context.clock.now(),
-        (before) => {
-          if (before.owner !== owner) throw new JobNotFoundError(id);
-          const mismatch =
-            source === undefined || (before.source ?? null) === null
-              ? undefined
-              : sourceMismatch(before.source!, source.source.columns);
-          if (mismatch !== undefined) throw new JobInputError('source.columns', mismatch);
-          if (before.status === 'failed') throw new JobFinishedError(before.status);
-          if (before.total + trimmed.length > max) {
-            throw new LimitError(
-              'maxAddressesPerJob',
-              max,
-              `the job would hold ${before.total + trimmed.length} addresses`,
-            );
-          }
-        },
+        (before) => rules.admitAdd(before, owner, emails.length, source),
         source,
       ),
     );
@@ -383,15 +315,11 @@ class FleetJobs implements RunnerJobs {
     return this.#snapshot(record);
   }
 
-  async start(id: string, access?: JobAccess): Promise<Job> {
-    this.#assertOpen();
-    const owner = ownerOf(access);
+  async start(id: string, owner: string | null): Promise<Job> {
     const open = await this.#ready();
+    const rules = this.#context.rules;
     const started = await this.#write('start the job', () =>
-      this.#store.fleetStart(id, this.#context.clock.now(), (before) => {
-        if (before.owner !== owner) throw new JobNotFoundError(id);
-        if (before.status === 'failed') throw new JobFinishedError(before.status);
-      }),
+      this.#store.fleetStart(id, this.#context.clock.now(), (before) => rules.admitStart(before, owner)),
     );
     if (started === undefined) throw new JobNotFoundError(id);
     if (started.record.status === 'processing') await this.#queueSoon(open, id);
@@ -399,9 +327,9 @@ class FleetJobs implements RunnerJobs {
     return this.#snapshot(started.record);
   }
 
-  async delete(id: string, access?: JobAccess): Promise<void> {
+  async delete(id: string, owner: string | null): Promise<void> {
     const open = await this.#ready();
-    await this.#find(id, access);
+    await this.#find(id, owner);
     await this.#write('delete the job', () => this.#store.deleteJob(id));
     this.#wake(id);
     await this.#forget(open, id);
@@ -419,18 +347,14 @@ class FleetJobs implements RunnerJobs {
 
   // --- reads ---
 
-  async get(id: string, access?: JobAccess): Promise<Job | undefined> {
-    const owner = ownerOf(access);
+  async get(id: string, owner: string | null): Promise<Job | undefined> {
     await this.#ready();
     const record = await this.#read('read the job', () => this.#store.getJob(id));
     if (record === undefined || record.owner !== owner) return undefined;
     return this.#snapshot(record);
   }
 
-  async list(options?: ListJobsOptions): Promise<JobList> {
-    const fields = readOptions(options);
-    const owner = ownerOf(options);
-    const { offset, limit } = paging(fields);
+  async list(owner: string | null, offset: number, limit: number): Promise<JobList> {
     await this.#ready();
     const records = await this.#read('list the jobs', () => this.#store.listJobs());
     const visible = records.filter((record) => record.owner === owner);
@@ -438,58 +362,28 @@ class FleetJobs implements RunnerJobs {
     return { jobs: await Promise.all(page.map((record) => this.#snapshot(record))), total: visible.length };
   }
 
-  async results(id: string, options?: ResultsOptions): Promise<VerificationResult[]> {
-    const { page } = await this.#page(id, options);
-    return page.filter((result) => result !== undefined);
-  }
-
-  async sourceResults(id: string, options?: ResultsOptions): Promise<SourcedResults> {
-    const { record, start, page } = await this.#page(id, options);
-    const source = record.source ?? null;
-    if (source === null || page.length === 0) return sourcedPage(source, page, []);
-    const rows = await this.#read('read the rows', () => this.#store.getRows(id, start, page.length));
-    return sourcedPage(source, page, rows);
-  }
-
-  /** The positions a `results` call reads, `undefined` where a partial read has no final result. */
-  async #page(
-    id: string,
-    options: ResultsOptions | undefined,
-  ): Promise<{ record: JobRecord; start: number; page: (VerificationResult | undefined)[] }> {
-    const fields = readOptions(options);
-    const { offset, limit } = paging(fields);
-    const partial = fields.partial ?? false;
-    if (typeof partial !== 'boolean') throw new JobInputError('partial', 'must be a boolean');
+  async view(id: string, owner: string | null): Promise<ResultsView> {
     await this.#ready();
-    const record = await this.#find(id, options);
-    if (!partial && record.status === 'failed') throw new JobFailedError(await this.#snapshot(record));
-    if (!partial && record.status !== 'complete') throw new JobNotCompleteError(await this.#snapshot(record));
-    const start = Math.min(offset, record.total);
-    const count = Math.min(limit, record.total - start);
-    const page =
-      count === 0
-        ? []
-        : [...(await this.#read('read results', () => this.#store.getResults(id, start, count)))];
-    if (!partial && page.includes(undefined)) {
-      const missing = start + page.indexOf(undefined);
-      throw new StoreError('read results', new Error(`no result at position ${missing} of a complete job`));
-    }
-    return { record, start, page };
+    const record = await this.#find(id, owner);
+    return {
+      status: record.status,
+      total: record.total,
+      source: record.source ?? null,
+      snapshot: () => this.#snapshot(record),
+      results: async (offset, count) => [
+        ...(await this.#read('read results', () => this.#store.getResults(id, offset, count))),
+      ],
+      rows: (offset, count) => this.#read('read the rows', () => this.#store.getRows(id, offset, count)),
+    };
   }
 
-  stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult> {
-    const fields = readOptions(options);
-    const { offset } = paging(fields);
-    return this.#stream(id, options, offset);
-  }
-
-  async *#stream(
+  async *stream(
     id: string,
-    access: JobAccess | undefined,
+    owner: string | null,
     offset: number,
   ): AsyncGenerator<VerificationResult, void, undefined> {
     await this.#ready();
-    let record = await this.#find(id, access);
+    let record = await this.#find(id, owner);
     let position = offset;
     for (;;) {
       // Registered before reading, so that an event between the read and the wait is not missed.
@@ -504,7 +398,7 @@ class FleetJobs implements RunnerJobs {
         position += ready;
         if (ready === page.length) {
           moved.cancel();
-          record = await this.#find(id, access);
+          record = await this.#find(id, owner);
           continue;
         }
       } else if (record.status === 'complete') {
@@ -522,19 +416,8 @@ class FleetJobs implements RunnerJobs {
         throw new JobFailedError(await this.#snapshot(record));
       }
       await moved.promise;
-      record = await this.#find(id, access);
+      record = await this.#find(id, owner);
     }
-  }
-
-  on(event: JobEventName, listener: JobListener): () => void {
-    if (!(event in this.#listeners))
-      throw new JobInputError('event', 'must be one of progress, complete, failed');
-    if (typeof listener !== 'function') throw new JobInputError('listener', 'must be a function');
-    const listeners = this.#listeners[event];
-    listeners.add(listener);
-    return () => {
-      listeners.delete(listener);
-    };
   }
 
   close(): Promise<void> {
@@ -734,7 +617,8 @@ class FleetJobs implements RunnerJobs {
    */
   async #tell(id: string, events: readonly JobEventName[]): Promise<void> {
     this.#wake(id);
-    if (events.every((event) => this.#listeners[event].size === 0)) return;
+    const listeners = this.#context.events;
+    if (events.every((event) => !listeners.has(event))) return;
     const final = events.includes('complete') || events.includes('failed');
     const giveUpAt = this.#context.clock.now() + (final ? TELL_RETRY_MS : 0);
     let job: Job | undefined;
@@ -748,17 +632,7 @@ class FleetJobs implements RunnerJobs {
         await new Promise((resolve) => setTimeout(resolve, pause).unref());
       }
     }
-    for (const event of events) {
-      for (const listener of [...this.#listeners[event]]) {
-        try {
-          listener(job);
-        } catch (error) {
-          queueMicrotask(() => {
-            throw error;
-          });
-        }
-      }
-    }
+    for (const event of events) listeners.emit(event, job);
   }
 
   /** A promise that settles when job `id` moves (an event) or after `pollMs`. */
@@ -806,8 +680,7 @@ class FleetJobs implements RunnerJobs {
   }
 
   /** The job, or `job_not_found` when it is missing or another owner's. */
-  async #find(id: string, access: JobAccess | undefined): Promise<JobRecord> {
-    const owner = ownerOf(access);
+  async #find(id: string, owner: string | null): Promise<JobRecord> {
     const record = await this.#read('read the job', () => this.#store.getJob(id));
     if (record === undefined || record.owner !== owner) throw new JobNotFoundError(String(id));
     return record;
