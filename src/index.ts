@@ -129,6 +129,7 @@ export {
   type CheckStatus,
   type DiagnosticCheck,
   type DiagnosticsReport,
+  READINESS_CHECKS,
 } from './doctor/types.js';
 export {
   DnsError,
@@ -248,8 +249,10 @@ export { type NodeWebhookTransportOptions, nodeWebhookTransport } from './webhoo
 export {
   createWebhookNotifier,
   type PreparedWebhook,
+  WEBHOOK_UNREACHABLE,
   type WebhookNotifier,
   type WebhookNotifierOptions,
+  type WebhookServerDetail,
   type WebhookSigning,
   type WebhookSpec,
 } from './webhooks/notifier.js';
@@ -262,6 +265,7 @@ export {
   checkTarget,
   MAX_WEBHOOK_URL_LENGTH,
   parseWebhookUrl,
+  type WebhookSettingNames,
   type WebhookUrl,
 } from './webhooks/target.js';
 export type { WebhookRequest, WebhookResponse, WebhookTransport } from './webhooks/transport.js';

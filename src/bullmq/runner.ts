@@ -29,6 +29,7 @@ import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { indexEarlierChunks } from './earlier-chunks.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
+import { FinishWatch } from './finish-watch.js';
 import { liveWorkers } from './heartbeat.js';
 import { storeFailureOf } from './store-failure.js';
 
@@ -157,6 +158,8 @@ class FleetJobs implements JobEngine {
   readonly #waiters = new Map<string, Set<() => void>>();
   /** Jobs with a progress event waiting to be read (coalesced). */
   readonly #progressed = new Set<string>();
+  /** The job endings told to the listeners here, and those owed (an event lost on the way: see finish-watch.ts). */
+  readonly #finish = new FinishWatch();
   #progressTimer: ReturnType<typeof setTimeout> | undefined;
   #reconcileTimer: ReturnType<typeof setInterval> | undefined;
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -510,6 +513,7 @@ class FleetJobs implements JobEngine {
 
   async #reconcilePass(open: Open): Promise<void> {
     if (this.#closing) return;
+    await this.#tellMissed().catch(() => {}); // the database is out of reach: the next pass lists again
     if (!this.#earlierIndexed) {
       await indexEarlierChunks(open.client, this.#keys);
       this.#earlierIndexed = true;
@@ -589,6 +593,15 @@ class FleetJobs implements JobEngine {
     });
   }
 
+  /** Tells the listeners of the job endings whose events never arrived here (see {@link FinishWatch}). */
+  async #tellMissed(): Promise<void> {
+    const listening = this.#context.events.has('complete') || this.#context.events.has('failed');
+    for (const record of this.#finish.missed(await this.#store.listJobs())) {
+      if (listening) this.#heard({ event: record.status, id: record.id });
+      else this.#finish.claim(record); // nobody to tell: a listener added later hears of later endings
+    }
+  }
+
   #heard(event: FleetEvent): void {
     if (event.event === 'failed') {
       this.#progressed.delete(event.id);
@@ -600,6 +613,7 @@ class FleetJobs implements JobEngine {
       void this.#tell(event.id, ['progress', 'complete']);
       return;
     }
+    this.#finish.running(event.id);
     this.#progressed.add(event.id);
     this.#progressTimer ??= setTimeout(() => {
       this.#progressTimer = undefined;
@@ -613,7 +627,8 @@ class FleetJobs implements JobEngine {
    * Wakes the streams of job `id` and tells the listeners of `events` with the job as stored. A job that cannot
    * be read (the database out of reach) is read again, with backoff, for as long as {@link TELL_RETRY_MS} when
    * the events end the job (`complete`, `failed`: a webhook hangs on them), until the runner closes; a progress
-   * event is simply dropped, the next one supersedes it. A job that no longer exists tells nobody.
+   * event is simply dropped, the next one supersedes it. A job that no longer exists tells nobody, and an ending
+   * already told here (heard from an event and from a listing) is not told again.
    */
   async #tell(id: string, events: readonly JobEventName[]): Promise<void> {
     this.#wake(id);
@@ -622,9 +637,10 @@ class FleetJobs implements JobEngine {
     const final = events.includes('complete') || events.includes('failed');
     const giveUpAt = this.#context.clock.now() + (final ? TELL_RETRY_MS : 0);
     let job: Job | undefined;
+    let record: JobRecord | undefined;
     for (let pause = 250; job === undefined; pause = Math.min(pause * 2, 5000)) {
       try {
-        const record = await this.#store.getJob(id);
+        record = await this.#store.getJob(id);
         if (record === undefined) return;
         job = await this.#snapshot(record);
       } catch {
@@ -632,6 +648,8 @@ class FleetJobs implements JobEngine {
         await new Promise((resolve) => setTimeout(resolve, pause).unref());
       }
     }
+    // An ending heard twice (its event, then a listing: see finish-watch.ts) is told once.
+    if (final && !this.#finish.claim(record!)) return;
     for (const event of events) listeners.emit(event, job);
   }
 

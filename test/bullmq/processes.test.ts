@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { serverCaller } from '../support/http-call.js';
 import { inProcessResults } from '../support/in-process-results.js';
@@ -204,6 +205,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailvet worker', () => {
+  beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
   it('1 API node and 3 workers verify 30,000 addresses, each position exactly once', async () => {
     const fleet = new Fleet();
     try {

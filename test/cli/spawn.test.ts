@@ -1,5 +1,5 @@
 /**
- * The built `mailvet` executable (dist/cli/bin.js, built by the global setup), run as a real process.
+ * The built `mailvet` executable (dist/cli/bin.js, built when stale by ensureBuiltDist), run as a real process.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { BIN, run, start } from '../support/mailvet-bin.js';
 import { startSmtpServer } from '../support/smtp-server.js';
@@ -22,6 +23,7 @@ async function until(condition: () => Promise<boolean> | boolean, what: string):
 }
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 beforeAll(async () => {
   dir = await tempDir('mailvet-spawn-');
 });

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { serverCaller } from '../support/http-call.js';
 import { inProcessResults } from '../support/in-process-results.js';
@@ -106,6 +107,7 @@ async function crashAndResume(store: string[]): Promise<void> {
   }
 }
 
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 beforeAll(async () => {
   // Each domain has its own MX host on its own loopback address (the verifier is polite per MX).
   mail = await startMailDomains('crash.test', DOMAINS);
