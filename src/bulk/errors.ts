@@ -3,7 +3,7 @@
  * @module
  */
 import { MailvetError } from '../errors.js';
-import type { Job, JobStatus } from './types.js';
+import type { Job, JobStatus } from './job-types.js';
 
 /** The job does not exist, was deleted, or belongs to another owner (code `job_not_found`). */
 export class JobNotFoundError extends MailvetError {

@@ -3,7 +3,7 @@
  * @module
  */
 import { JobInputError } from './errors.js';
-import type { Job, JobEventName, JobListener } from './types.js';
+import type { Job, JobEventName, JobListener } from './job-types.js';
 
 /** The events a manager tells, in the order the error message lists them. */
 export const JOB_EVENTS: readonly JobEventName[] = Object.freeze(['progress', 'complete', 'failed']);

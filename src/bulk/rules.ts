@@ -5,8 +5,8 @@
  */
 import { OptionsError } from '../errors.js';
 import { JobFinishedError, JobInputError, JobNotFoundError, LimitError } from './errors.js';
+import type { JobRecord } from './job-types.js';
 import { type EncodedSource, sourceMismatch } from './source.js';
-import type { JobRecord } from './types.js';
 
 /** What the rules look at in a job: its stored record, or the in-process engine's live state. */
 export type JobFacts = Pick<JobRecord, 'id' | 'owner' | 'status' | 'total' | 'source'>;

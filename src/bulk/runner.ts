@@ -7,12 +7,10 @@
 import type { VerificationResult } from '../result.js';
 import type { WebhookEventType } from '../webhooks/log.js';
 import type { SharedWebhook, WebhookShare } from '../webhooks/share.js';
-import type { JobEvents } from './listeners.js';
-import type { JobRules } from './rules.js';
-import type { EncodedSource } from './source.js';
 import type {
   Clock,
   DurableJobStore,
+  FleetHealth,
   Job,
   JobError,
   JobList,
@@ -22,7 +20,12 @@ import type {
   JobStore,
   StoredRetry,
   StoreHealth,
-} from './types.js';
+} from './job-types.js';
+import type { JobEvents } from './listeners.js';
+import type { JobRules } from './rules.js';
+import type { EncodedSource } from './source.js';
+
+export type { FleetHealth } from './job-types.js';
 
 /** What a job engine gets from the manager: its validated options, its rules and its listener table. */
 export interface RunnerContext {
@@ -50,14 +53,6 @@ export interface RunnerContext {
   readonly events: JobEvents;
   /** Called when the engine forgets a job (deleted, or past its retention): the manager detaches its webhook. */
   readonly forgotten: (id: string) => void;
-}
-
-/** What `GET /healthz` reports of a worker fleet. */
-export interface FleetHealth {
-  /** `up` when the queue (Redis) answers, else `down`. */
-  readonly queue: 'up' | 'down';
-  /** Workers whose heartbeat is live. */
-  readonly workers: number;
 }
 
 /** A job to create, its input validated by the manager. */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { VerificationResult } from '../result.js';
-import type { JobSource, SourcedResults, SourceRowsInput } from './types.js';
+import type { JobSource, SourcedResults, SourceRowsInput } from './job-types.js';
 
 /** Most columns in a source header (and so cells in a row). */
 export const MAX_SOURCE_COLUMNS = 1000;

@@ -3,7 +3,7 @@
  * default keeps the newest jobs; a durable store can implement the same two methods.
  * @module
  */
-import type { Awaitable } from '../bulk/types.js';
+import type { Awaitable } from '../bulk/job-types.js';
 
 /** The events a job's webhook can be told about. */
 export type WebhookEventType = 'bulk.completed' | 'bulk.failed' | 'bulk.progress';

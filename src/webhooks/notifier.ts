@@ -4,7 +4,7 @@
  * @module
  */
 import { JobNotFoundError } from '../bulk/errors.js';
-import type { BulkJobManagerApi, Clock, Job, JobAccess } from '../bulk/types.js';
+import type { BulkJobManagerApi, Clock, Job, JobAccess } from '../bulk/job-types.js';
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
 import { OptionsError } from '../errors.js';
