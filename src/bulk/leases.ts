@@ -8,7 +8,7 @@
 import { isMailvetError, MailvetError } from '../errors.js';
 import { StoreError } from './errors.js';
 import { isFinished, type LiveJob, liveJobOf, refreshJob } from './job.js';
-import type { DurableJobStore, JobError, StoreHealth } from './types.js';
+import type { DurableJobStore, JobError, JobRecord, StoreHealth } from './job-types.js';
 
 /** What the engine asks of the object that knows who holds its jobs. */
 export interface JobLeases {
@@ -18,6 +18,12 @@ export interface JobLeases {
   recovering(): boolean;
   /** Waits for {@link JobLeases.opened} when there is something to wait for; throws what made it fail. */
   whenOpen(): Promise<void>;
+  /**
+   * A job the engine does not hold in memory, read from a durable store: another process created it after this one
+   * opened. It joins the engine's jobs, read-only here while its holder runs it. `undefined` when the store has no
+   * such job, or at once without a durable store.
+   */
+  adopt(id: string): Promise<LiveJob | undefined> | undefined;
   /** Brings a job another process holds up to date from the store (no-op for the jobs held here). */
   current(job: LiveJob): Promise<void>;
   /** Throws `lease_lost` when another process holds the job: it is read-only here. */
@@ -59,6 +65,7 @@ export function processLeases(context: {
   return {
     opened: Promise.resolve(),
     recovering: () => false,
+    adopt: () => undefined,
     async whenOpen() {},
     async current() {},
     assertHeld() {},
@@ -210,6 +217,23 @@ class LeaseKeeper implements JobLeases {
     refreshJob(job, record);
     if (isFinished(job)) job.foreign = false;
     if (job.completed !== completed || !job.foreign) this.#context.wake(job);
+  }
+
+  async adopt(id: string): Promise<LiveJob | undefined> {
+    let record: JobRecord | undefined;
+    try {
+      record = await this.#store.getJob(id);
+    } catch (error) {
+      throw new StoreError('read the job', error);
+    }
+    if (record === undefined) return undefined;
+    const known = this.#context.jobs.get(id); // adopted (or claimed) by another call while this one read
+    if (known !== undefined) return known;
+    const job = liveJobOf(record);
+    job.foreign = !isFinished(job); // until its holder's lease expires and a claim takes it over
+    job.readApplied = ++job.reads;
+    this.#context.jobs.set(id, job);
+    return job;
   }
 
   async current(job: LiveJob): Promise<void> {

@@ -210,7 +210,7 @@ export class LocalEngine implements JobEngine {
   ): Promise<Job> {
     this.#assertOpen();
     await this.#leases.whenOpen();
-    const job = this.#find(id, owner);
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
     this.#leases.assertHeld(job);
     this.#rules.admitAdd(job, owner, emails.length, source);
     let inputsSaved: Promise<void> | undefined;
@@ -237,7 +237,7 @@ export class LocalEngine implements JobEngine {
   async start(id: string, owner: string | null): Promise<Job> {
     this.#assertOpen();
     await this.#leases.whenOpen();
-    const job = this.#find(id, owner);
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
     this.#leases.assertHeld(job);
     this.#rules.admitStart(job, owner);
     job.armed = true;
@@ -250,7 +250,7 @@ export class LocalEngine implements JobEngine {
 
   async get(id: string, owner: string | null): Promise<Job | undefined> {
     await this.#leases.whenOpen();
-    const job = this.#visible(id, owner);
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner));
     if (job === undefined) return undefined;
     await this.#leases.current(job);
     await this.#sink.sync(job);
@@ -269,7 +269,7 @@ export class LocalEngine implements JobEngine {
 
   async view(id: string, owner: string | null): Promise<ResultsView> {
     await this.#leases.whenOpen();
-    const job = this.#find(id, owner);
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
     await this.#leases.current(job);
     await this.#sink.sync(job);
     if (job.deleted) throw new JobNotFoundError(id);
@@ -292,7 +292,24 @@ export class LocalEngine implements JobEngine {
 
   stream(id: string, owner: string | null, offset: number): AsyncIterable<VerificationResult> {
     if (this.#leases.recovering()) return this.#streamOnceOpen(id, owner, offset);
-    return this.#sink.stream(this.#find(id, owner), offset);
+    const job = this.#visible(id, owner);
+    if (job !== undefined) return this.#sink.stream(job, offset);
+    // Not in memory: another process may have made it since this one opened (a durable store), else it is missing.
+    const adopting = typeof id === 'string' && !this.#jobs.has(id) ? this.#leases.adopt(id) : undefined;
+    if (adopting === undefined) missing(id);
+    adopting.catch(() => {}); // reported by the stream when it is read
+    return this.#streamAdopted(id, owner, offset, adopting);
+  }
+
+  async *#streamAdopted(
+    id: string,
+    owner: string | null,
+    offset: number,
+    adopting: Promise<LiveJob | undefined>,
+  ): AsyncGenerator<VerificationResult, void, undefined> {
+    const job = await adopting;
+    if (job === undefined || job.owner !== owner || job.deleted) missing(id);
+    yield* this.#sink.stream(job, offset);
   }
 
   async *#streamOnceOpen(
@@ -301,12 +318,13 @@ export class LocalEngine implements JobEngine {
     offset: number,
   ): AsyncGenerator<VerificationResult, void, undefined> {
     await this.#leases.whenOpen();
-    yield* this.#sink.stream(this.#find(id, owner), offset);
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
+    yield* this.#sink.stream(job, offset);
   }
 
   async delete(id: string, owner: string | null): Promise<void> {
     await this.#leases.whenOpen();
-    const job = this.#find(id, owner);
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
     this.#forget(job);
     this.#forgotten(id);
     // Its verifications in flight give their slots back now; their answers, if they ever come, are dropped.
@@ -358,10 +376,15 @@ export class LocalEngine implements JobEngine {
     return job !== undefined && job.owner === owner ? job : undefined;
   }
 
-  #find(id: string, owner: string | null): LiveJob {
-    const job = this.#visible(id, owner);
-    if (job === undefined) throw new JobNotFoundError(String(id));
-    return job;
+  /**
+   * A job not in memory that another process created since this one opened (read from a durable store), if it is
+   * `owner`'s; `undefined` otherwise, and at once without a durable store or when the id is known here (another
+   * owner's job, which stays invisible).
+   */
+  async #adopted(id: unknown, owner: string | null): Promise<LiveJob | undefined> {
+    if (typeof id !== 'string' || this.#jobs.has(id)) return undefined;
+    const job = await this.#leases.adopt(id);
+    return job !== undefined && job.owner === owner && !job.deleted ? job : undefined;
   }
 
   #newId(): string {
@@ -572,4 +595,9 @@ export class LocalEngine implements JobEngine {
   #emit(event: JobEventName, job: LiveJob): void {
     if (this.#events.has(event)) this.#events.emit(event, snapshot(job));
   }
+}
+
+/** Throws `job_not_found` for `id`. */
+function missing(id: unknown): never {
+  throw new JobNotFoundError(String(id));
 }
