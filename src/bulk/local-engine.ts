@@ -1,49 +1,36 @@
 /**
- * The in-process job engine of `BulkJobManager`: its jobs, their transitions and what they do with a verifier's
- * answer. The work is shared among four objects, each chosen once, in the constructor: the {@link Scheduler}
- * (which verification runs next), the {@link ResultSink} (how results reach the store: memory or durable), the
- * job inputs (in memory, or a durable store's {@link inputWindow}) and the leases (this process's, or a
- * durable store's {@link leaseKeeper}). See docs/architecture.md, "Jobs".
+ * The in-process job engine of `BulkJobManager`: its jobs and the calls on them. The work is shared among objects
+ * made in the constructor: {@link JobLife} (a job's transitions, what an answer makes of a position), the
+ * {@link Scheduler} (which verification runs next), and three chosen once, memory or durable: the
+ * {@link ResultSink}'s store writes, the job inputs (in memory, or a durable store's {@link inputWindow}) and the
+ * leases (this process's, or a durable store's {@link leaseKeeper}). See docs/architecture.md, "Jobs".
  * @module
  */
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { JobNotFoundError, StoreError } from './errors.js';
-import {
-  exceptionResult,
-  isFinished,
-  isResult,
-  type LiveJob,
-  liveJob,
-  recordOf,
-  snapshot,
-  zeroCounts,
-} from './job.js';
+import { isFinished, type LiveJob, liveJob, recordOf, snapshot, zeroCounts } from './job.js';
+import { JobLife } from './job-life.js';
+import type { BulkVerifier, Job, JobList, StoreHealth } from './job-types.js';
+import { isDurableStore } from './job-types.js';
 import { type JobLeases, leaseKeeper, processLeases } from './leases.js';
-import type { JobEvents } from './listeners.js';
 import type { ResolvedBulkOptions } from './options.js';
-import { RetrySchedule, type WaitingRetry } from './retry.js';
 import type { JobRules } from './rules.js';
 import type { JobEngine, NewJob, ResultsView, RunnerContext } from './runner.js';
 import { Scheduler } from './scheduler.js';
-import { durableResults, memoryResults, ResultSink, type SinkContext, storeMessage } from './sink.js';
+import { durableResults, memoryResults, ResultSink, type SinkContext } from './sink.js';
 import type { EncodedSource } from './source.js';
-import type { BulkVerifier, Job, JobError, JobEventName, JobList, StoreHealth } from './types.js';
-import { isDurableStore } from './types.js';
 import { type InputsContext, inputWindow, type JobInputs, memoryInputs } from './window.js';
 import type { Task } from './work.js';
 
 /** Longest pause between two retention sweeps. */
 const SWEEP_EVERY_MAX_MS = 3_600_000;
-/** Largest time `Date` can represent, in milliseconds. */
-const MAX_TIME = 8.64e15;
 
 /** The in-process job engine: jobs are verified here, with the manager's verifier. */
 export class LocalEngine implements JobEngine {
   readonly #options: ResolvedBulkOptions;
   readonly #rules: JobRules;
-  readonly #events: JobEvents;
   readonly #forgotten: (id: string) => void;
   readonly #ownedVerifier: Verifier | undefined;
   readonly #jobs = new Map<string, LiveJob>();
@@ -51,6 +38,7 @@ export class LocalEngine implements JobEngine {
   readonly #sink: ResultSink;
   readonly #inputs: JobInputs;
   readonly #leases: JobLeases;
+  readonly #life: JobLife;
   #closing = false;
   #closed: Promise<void> | undefined;
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -61,8 +49,16 @@ export class LocalEngine implements JobEngine {
   constructor(options: ResolvedBulkOptions, context: RunnerContext) {
     this.#options = options;
     this.#rules = context.rules;
-    this.#events = context.events;
     this.#forgotten = context.forgotten;
+    this.#life = new JobLife({
+      jobs: this.#jobs,
+      clock: options.clock,
+      events: context.events,
+      flush: (job) => this.#sink.scheduleFlush(job),
+      waiting: (job, retry) => this.#sink.waiting(job, retry),
+      newWork: () => this.#inputs.newWork(),
+      ready: (job) => this.#ready(job),
+    });
     let verifier: BulkVerifier;
     if (options.verifier !== undefined) {
       verifier = options.verifier;
@@ -81,25 +77,25 @@ export class LocalEngine implements JobEngine {
       take: (job) => this.#take(job),
       settled: (job, task, outcome, ok) => {
         job.work?.release(task.key);
-        this.#record(job, task, outcome, ok);
+        this.#life.record(job, task, outcome, ok);
         this.#sink.settled(job);
         this.#scheduler.ready(job);
       },
     });
     const sinkContext: SinkContext = {
-      fail: (job, error) => this.#fail(job, error),
-      storeFailed: (job, operation, error) => this.#storeFailed(job, operation, error),
-      complete: (job) => this.#complete(job),
-      emit: (event, job) => this.#emit(event, job),
-      wake: (job) => this.#wake(job),
+      fail: (job, error) => this.#life.fail(job, error),
+      storeFailed: (job, operation, error) => this.#life.storeFailed(job, operation, error),
+      complete: (job) => this.#life.complete(job),
+      emit: (event, job) => this.#life.emit(event, job),
+      wake: (job) => this.#life.wake(job),
       ready: (job) => this.#ready(job),
     };
     const inputsContext: InputsContext = {
       enqueue: (job, operation) => this.#sink.enqueue(job, operation),
       scheduleFlush: (job) => this.#sink.scheduleFlush(job),
       ready: (job) => this.#ready(job),
-      storeFailed: (job, operation, error) => this.#storeFailed(job, operation, error),
-      retries: (job) => this.#scheduleRetries(job),
+      storeFailed: (job, operation, error) => this.#life.storeFailed(job, operation, error),
+      retries: (job) => this.#life.scheduleRetries(job),
     };
     const store = options.store;
     const perDomain = options.perDomainConcurrency;
@@ -116,10 +112,10 @@ export class LocalEngine implements JobEngine {
         resumed: (job) => {
           if (job.status === 'processing') this.#sink.scheduleFlush(job);
           window.refill(job);
-          this.#wake(job);
+          this.#life.wake(job);
         },
-        forget: (job) => this.#forget(job),
-        wake: (job) => this.#wake(job),
+        forget: (job) => this.#life.forget(job),
+        wake: (job) => this.#life.wake(job),
         pump: () => this.#scheduler.pump(),
       });
     } else {
@@ -127,7 +123,7 @@ export class LocalEngine implements JobEngine {
       this.#sink = new ResultSink(store, memoryResults(store, sinkContext), sinkContext);
       this.#inputs = memoryInputs(store, perDomain, inputsContext);
       this.#leases = processLeases({
-        fail: (job, error) => this.#fail(job, error),
+        fail: (job, error) => this.#life.fail(job, error),
         sync: (job) => this.#sink.sync(job),
       });
     }
@@ -167,7 +163,7 @@ export class LocalEngine implements JobEngine {
       total: 0,
       completed: 0,
       counts: zeroCounts(),
-      createdAt: this.#now(),
+      createdAt: this.#life.now(),
       startedAt: null,
       completedAt: null,
       error: null,
@@ -176,7 +172,7 @@ export class LocalEngine implements JobEngine {
       work: this.#inputs.newWork(),
       greylistDelaysMs: input.greylistDelaysMs ?? this.#options.greylistDelaysMs,
     });
-    this.#scheduleRetries(job);
+    this.#life.scheduleRetries(job);
     this.#jobs.set(id, job);
     // A durable store gets the record and the inputs in one transaction, before anything can start; another
     // store gets the record first (saved as it is once this call returns: the chain runs later), then any rows.
@@ -186,18 +182,18 @@ export class LocalEngine implements JobEngine {
       : this.#sink.enqueue(job, () => this.#options.store.saveJob(recordOf(job)));
     const inputsSaved = this.#append(job, emails, input.source?.rows);
     const created = snapshot(job); // as created: queued (the specification's creation response)
-    const completed = this.#completeIfEmpty(job);
+    const completed = this.#life.completeIfEmpty(job);
     try {
       await recordSaved;
       await inputsSaved;
     } catch (error) {
-      this.#forget(job);
+      this.#life.forget(job);
       throw new StoreError('save the job', error);
     }
     job.dirty = false;
     // Attached before the job can start, so that no event is missed.
     if (input.attach !== undefined) await input.attach(id);
-    if (completed) this.#emit('complete', job);
+    if (completed) this.#life.emit('complete', job);
     this.#ready(job);
     return created;
   }
@@ -215,7 +211,7 @@ export class LocalEngine implements JobEngine {
     this.#rules.admitAdd(job, owner, emails.length, source);
     let inputsSaved: Promise<void> | undefined;
     if (emails.length > 0) {
-      if (job.status === 'complete') this.#reopen(job);
+      if (job.status === 'complete') this.#life.reopen(job);
       job.source ??= source?.source ?? null;
       inputsSaved = this.#append(job, emails, source?.rows);
       this.#ready(job);
@@ -224,7 +220,7 @@ export class LocalEngine implements JobEngine {
       try {
         await inputsSaved;
       } catch (error) {
-        this.#storeFailed(job, 'save the addresses', error);
+        this.#life.storeFailed(job, 'save the addresses', error);
         // Another process took the job over: a conflict for the caller (HTTP 409), not a broken store.
         if (isMailvetError(error) && error.code === 'lease_lost') throw error;
         throw new StoreError('save the addresses', error);
@@ -241,10 +237,10 @@ export class LocalEngine implements JobEngine {
     this.#leases.assertHeld(job);
     this.#rules.admitStart(job, owner);
     job.armed = true;
-    const completed = this.#completeIfEmpty(job);
+    const completed = this.#life.completeIfEmpty(job);
     this.#ready(job);
     await this.#sink.sync(job);
-    if (completed) this.#emit('complete', job);
+    if (completed) this.#life.emit('complete', job);
     return snapshot(job);
   }
 
@@ -325,7 +321,7 @@ export class LocalEngine implements JobEngine {
   async delete(id: string, owner: string | null): Promise<void> {
     await this.#leases.whenOpen();
     const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
-    this.#forget(job);
+    this.#life.forget(job);
     this.#forgotten(id);
     // Its verifications in flight give their slots back now; their answers, if they ever come, are dropped.
     this.#scheduler.cancel(job);
@@ -393,14 +389,6 @@ export class LocalEngine implements JobEngine {
     return id;
   }
 
-  #now(): number {
-    const now = this.#options.clock.now();
-    if (typeof now !== 'number' || !Number.isFinite(now) || Math.abs(now) > MAX_TIME) {
-      throw new OptionsError('clock', 'now() must return milliseconds since the epoch');
-    }
-    return now;
-  }
-
   // --- retention ---
 
   /** Starts the background sweep that forgets finished jobs older than `retentionMs` (0: never). */
@@ -419,7 +407,7 @@ export class LocalEngine implements JobEngine {
     for (const job of [...this.#jobs.values()]) {
       if (!isFinished(job) || job.completedAt === null || job.completedAt > before || job.inFlight > 0)
         continue;
-      this.#forget(job);
+      this.#life.forget(job);
       this.#forgotten(job.id);
       void this.#sink
         .enqueue(job, () => this.#options.store.deleteJob(job.id))
@@ -441,27 +429,8 @@ export class LocalEngine implements JobEngine {
     job.total += emails.length;
     job.dirty = true;
     const saved = this.#inputs.append(job, first, emails, rows);
-    this.#wake(job);
+    this.#life.wake(job);
     return saved;
-  }
-
-  /** The job's greylisting retries, made if the job has delays and none yet. */
-  #scheduleRetries(job: LiveJob): RetrySchedule | null {
-    if (job.retries !== null || job.greylistDelaysMs.length === 0) return job.retries;
-    job.retries = new RetrySchedule(this.#options.clock, job.greylistDelaysMs, (due) =>
-      this.#retry(job, due),
-    );
-    return job.retries;
-  }
-
-  /** The store failed `operation`: a lost lease hands the job to its new holder, anything else fails it. */
-  #storeFailed(job: LiveJob, operation: string, error: unknown): void {
-    if (isMailvetError(error) && error.code === 'lease_lost') {
-      this.#forget(job); // another manager took the job over: it is that manager's now
-      return;
-    }
-    job.storeBroken = true;
-    this.#fail(job, { code: 'store_error', message: storeMessage(operation, error) });
   }
 
   /** Offers the job to the scheduler and starts verifications. */
@@ -478,122 +447,11 @@ export class LocalEngine implements JobEngine {
     if (task === undefined) return undefined;
     if (job.status === 'queued') {
       job.status = 'processing';
-      job.startedAt = this.#now();
+      job.startedAt = this.#life.now();
       job.dirty = true;
       this.#sink.scheduleFlush(job);
     }
     return task;
-  }
-
-  /** What a verification's answer (or error) makes of its position: final, or waiting for a greylisting retry. */
-  #record(job: LiveJob, task: Task, outcome: unknown, ok: boolean): void {
-    if (task.attempt > 0 && !job.interim.delete(task.position)) return; // its greylisted result was kept already
-    if (!ok && isMailvetError(outcome) && outcome.code === 'disposed') {
-      this.#fail(job, { code: 'disposed', message: 'the verifier was disposed before the job finished' });
-      return;
-    }
-    const result = ok && isResult(outcome) ? outcome : exceptionResult(task.email);
-    if (
-      result.sub_status === 'greylisted' &&
-      job.retries !== null &&
-      task.attempt < job.greylistDelaysMs.length &&
-      !isFinished(job)
-    ) {
-      job.interim.set(task.position, result);
-      const retry = { ...task, attempt: task.attempt + 1 };
-      const dueAt = job.retries.add(retry);
-      this.#sink.waiting(job, { position: task.position, attempt: retry.attempt, dueAt, result });
-      return;
-    }
-    this.#produce(job, task.position, result);
-  }
-
-  #retry(job: LiveJob, due: readonly WaitingRetry[]): void {
-    if (job.deleted || isFinished(job) || job.work === null) return;
-    for (const { task } of due) job.work.retry(task);
-    this.#ready(job);
-  }
-
-  /** A final result for `position` (and the later positions of the same address). */
-  #produce(job: LiveJob, position: number, result: VerificationResult): void {
-    job.bufferPositions.push(position);
-    job.bufferResults.push(result);
-    const followers = job.work?.settle(position);
-    if (followers === undefined) return;
-    for (const follower of followers) {
-      job.bufferPositions.push(follower);
-      job.bufferResults.push(result);
-    }
-  }
-
-  // --- transitions ---
-
-  #fail(job: LiveJob, error: JobError): void {
-    if (isFinished(job) || job.deleted) return;
-    job.status = 'failed';
-    job.error = error;
-    job.completedAt = this.#now();
-    job.dirty = true;
-    job.work?.dropQueued();
-    job.retries?.clear();
-    for (const [position, result] of job.interim) this.#produce(job, position, result);
-    job.interim.clear();
-    this.#sink.scheduleFlush(job);
-    this.#emit('failed', job);
-    this.#wake(job);
-  }
-
-  #complete(job: LiveJob): void {
-    job.status = 'complete';
-    job.completedAt = this.#now();
-    job.dirty = true;
-  }
-
-  /**
-   * A started job with no address is complete: there is nothing to wait for. Returns true when it completed
-   * it; the caller emits `complete` once the store has the job.
-   */
-  #completeIfEmpty(job: LiveJob): boolean {
-    if (!job.armed || job.total > 0 || job.status !== 'queued') return false;
-    job.startedAt = this.#now();
-    this.#complete(job);
-    return true;
-  }
-
-  /** A `complete` job that gets addresses goes back to `processing` (docs/bulk.md, the state machine). */
-  #reopen(job: LiveJob): void {
-    job.status = 'processing';
-    job.startedAt ??= this.#now();
-    job.completedAt = null;
-    job.dirty = true;
-    job.work ??= this.#inputs.newWork();
-    this.#scheduleRetries(job);
-  }
-
-  #forget(job: LiveJob): void {
-    job.deleted = true;
-    this.#jobs.delete(job.id);
-    job.retries?.clear();
-    job.work = null;
-    job.interim.clear();
-    job.bufferPositions = [];
-    job.bufferResults = [];
-    job.unsaved = null;
-    this.#wake(job);
-  }
-
-  // --- events ---
-
-  #wake(job: LiveJob): void {
-    job.version++;
-    if (job.waiters.length === 0) return;
-    const waiters = job.waiters;
-    job.waiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  #emit(event: JobEventName, job: LiveJob): void {
-    if (this.#events.has(event)) this.#events.emit(event, snapshot(job));
   }
 }
 

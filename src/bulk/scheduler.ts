@@ -8,7 +8,7 @@ import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { Deque } from './deque.js';
 import { exceptionResult, type LiveJob } from './job.js';
-import type { BulkVerifier } from './types.js';
+import type { BulkVerifier } from './job-types.js';
 import type { Task } from './work.js';
 
 /** What the scheduler reaches of the engine. */

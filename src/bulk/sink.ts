@@ -9,7 +9,7 @@
 import type { VerificationResult } from '../result.js';
 import { JobFailedError, JobNotFoundError, StoreError } from './errors.js';
 import { isFinished, type LiveJob, recordOf, snapshot } from './job.js';
-import type { DurableJobStore, JobError, JobEventName, JobStore, StoredRetry } from './types.js';
+import type { DurableJobStore, JobError, JobEventName, JobStore, StoredRetry } from './job-types.js';
 
 /** Positions a stream reads from the store at once. */
 const STREAM_PAGE = 256;

@@ -5,9 +5,9 @@
  * @module
  */
 import { isFinished, type LiveJob, recordOf } from './job.js';
+import type { DurableJobStore, JobStore, StoredRetry } from './job-types.js';
 import type { RetrySchedule } from './retry.js';
 import { hashedSeenIndex } from './seen-index.js';
-import type { DurableJobStore, JobStore, StoredRetry } from './types.js';
 import { domainKey, JobWork } from './work.js';
 
 /** Durable stores: addresses of a job read from the store at once (the job's window). */
