@@ -7,16 +7,17 @@ import { defineConfig } from 'vitest/config';
  * does belongs here.
  */
 const INTEGRATION = [
-  'test/bullmq/{cleanup,failure,fleet,health,outage,processes,webhooks}.test.ts',
+  'test/bullmq/{cleanup,connection,failure,fleet,health,outage,processes,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
-  'test/cli/{doctor,serve,spawn,stream,verify,worker}.test.ts',
+  'test/cli/{doctor,serve,serve-webhooks,spawn,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',
   'test/data/lists.test.ts',
   'test/dns/{cached,hostile,node}.test.ts',
   'test/doctor/diagnose.test.ts',
   'test/e2e/**/*.test.ts',
   'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota}.test.ts',
-  'test/http/{results-json,server-hardening,source-rows,spec-flow,timeout}.test.ts',
+  'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,stream-failure,timeout}.test.ts',
+  'test/core-bundle.test.ts', // esbuild runs as a child process
   'test/package.test.ts',
   'test/postgres/**/*.test.ts',
   'test/smtp/{desync,error-limits,hostile,mx-backoff,pipelined-quit,quit,session-limit}.test.ts',

@@ -1,16 +1,32 @@
 /**
- * Typo-suggestion accuracy, mailvet beside mailcheck, on two sets:
+ * Typo-suggestion accuracy, mailvet beside mailcheck, on these sets (test/support/typo-sets.ts):
  * - generated 1-edit typos of the top providers (deletion, adjacent transposition, QWERTY-neighbour
  *   substitution, doubled letter, TLD slip), minus variants that are real domains: exact fixes, wrong fixes;
  * - real free-mail domains held out of mailvet's protection (email-providers all.json, which mailvet's lists
  *   protect; the suggester here is built without that protection, so it sees them as it would see real
- *   domains its data never used): every suggestion there is a false correction.
+ *   domains its data never used): every suggestion there is a false correction;
+ * - slips of punctuation and ending over 40 providers (`user@gmail.com.`, `user@gmail`, `user@gmailcom`,
+ *   `user@gmail,com`, `user@gmail com`, `user@hotmail.c`), and suffix slips onto another real suffix over 40
+ *   providers of one country (`user@shaw.cz`): whole addresses through `verify()`, as a user gets them;
+ * - every real domain of the built-in lists (the free list, the protected domains, the targets, email-providers
+ *   common.json) through `verify()`: every suggestion there is a false correction.
  *
  *   npx tsx bench/typo.ts
  */
 import { createRequire } from 'node:module';
+import { domains as freeText } from '../src/data/generated/free.js';
 import { typoData } from '../src/data/typo.js';
 import { createDomainSuggester } from '../src/typo/suggest.js';
+import { verify } from '../src/verifier.js';
+import {
+  ONE_EDIT_PROVIDERS,
+  oneEditTyposOf,
+  SINGLE_COUNTRY_PROVIDERS,
+  SLIP_KINDS,
+  SLIP_PROVIDERS,
+  splitDomain,
+  suffixSlipsOf,
+} from '../test/support/typo-sets.js';
 
 const require = createRequire(import.meta.url);
 const Mailcheck = require('mailcheck') as {
@@ -20,91 +36,8 @@ const Mailcheck = require('mailcheck') as {
   defaultTopLevelDomains: string[];
 };
 const realDomains = new Set<string>(require('email-providers/all.json') as string[]);
-
-const PROVIDERS = [
-  'gmail.com',
-  'yahoo.com',
-  'hotmail.com',
-  'outlook.com',
-  'aol.com',
-  'icloud.com',
-  'msn.com',
-  'live.com',
-  'gmx.de',
-  'web.de',
-  'gmx.net',
-  'yahoo.co.uk',
-  'hotmail.co.uk',
-  'comcast.net',
-  'mail.ru',
-  'yandex.ru',
-  'protonmail.com',
-  'me.com',
-  'mac.com',
-  'orange.fr',
-  'free.fr',
-  'libero.it',
-  'att.net',
-  'verizon.net',
-];
-const NEIGHBOURS: Record<string, string> = {
-  q: 'wa',
-  w: 'qes',
-  e: 'wrd',
-  r: 'etf',
-  t: 'ryg',
-  y: 'tuh',
-  u: 'yij',
-  i: 'uok',
-  o: 'ipl',
-  p: 'ol',
-  a: 'qsz',
-  s: 'awdz',
-  d: 'sefx',
-  f: 'drgc',
-  g: 'fthv',
-  h: 'gyjb',
-  j: 'hukn',
-  k: 'jilm',
-  l: 'kop',
-  z: 'asx',
-  x: 'zsdc',
-  c: 'xdfv',
-  v: 'cfgb',
-  b: 'vghn',
-  n: 'bhjm',
-  m: 'njk',
-};
-const TLD_SLIPS: Record<string, string[]> = {
-  com: ['con', 'cmo', 'co', 'cm', 'om', 'comm', 'vom', 'xom'],
-  net: ['ne', 'nte', 'nt', 'ent', 'met'],
-  de: ['d', 'ed', 'dee'],
-  fr: ['f', 'rf'],
-  ru: ['r', 'ur'],
-  it: ['i', 'ti'],
-  'co.uk': ['co.u', 'co.k', 'couk', 'co.ul'],
-};
-
-/** 1-edit variants of a provider's name, and TLD slips, each with its kind. */
-function typosOf(domain: string): [string, string][] {
-  const dot = domain.indexOf('.');
-  const name = domain.slice(0, dot);
-  const suffix = domain.slice(dot + 1);
-  const out: [string, string][] = [];
-  for (let i = 0; i < name.length; i++) {
-    out.push([`${name.slice(0, i)}${name.slice(i + 1)}.${suffix}`, 'deletion']);
-    if (i + 1 < name.length && name[i] !== name[i + 1])
-      out.push([
-        `${name.slice(0, i)}${name[i + 1]}${name[i]}${name.slice(i + 2)}.${suffix}`,
-        'transposition',
-      ]);
-    for (const near of NEIGHBOURS[name[i]!] ?? '')
-      out.push([`${name.slice(0, i)}${near}${name.slice(i + 1)}.${suffix}`, 'keyboard']);
-    out.push([`${name.slice(0, i + 1)}${name[i]}${name.slice(i + 1)}.${suffix}`, 'doubled']);
-  }
-  for (const slip of TLD_SLIPS[suffix] ?? []) out.push([`${name}.${slip}`, 'tld']);
-  return out;
-}
+const commonDomains = require('email-providers/common.json') as string[];
+const PROVIDERS = ONE_EDIT_PROVIDERS;
 
 const data = typoData();
 const withoutFreeProtection = createDomainSuggester({
@@ -127,7 +60,7 @@ const engines: [string, (domain: string) => string | null][] = [
 
 const generated = new Map<string, [string, string]>();
 for (const provider of PROVIDERS) {
-  for (const [typo, kind] of typosOf(provider)) {
+  for (const [typo, kind] of oneEditTyposOf(provider)) {
     if (typo === provider || realDomains.has(typo) || PROVIDERS.includes(typo) || generated.has(typo))
       continue;
     generated.set(typo, [provider, kind]);
@@ -168,4 +101,85 @@ for (const [name, suggest] of engines) {
     `           exact by kind: ${[...byKind].map(([kind, [hit, all]]) => `${kind} ${hit}/${all}`).join(', ')}`,
   );
 }
-console.log('reproduce: npx tsx bench/typo.ts');
+
+/** What each engine suggests for a whole address, or `null`. */
+const addressEngines: [string, (address: string) => Promise<string | null>][] = [
+  ['mailvet', async (address) => (await verify(address, { dns: false, smtp: false })).did_you_mean],
+  [
+    'mailcheck',
+    async (address) => {
+      const answer = Mailcheck.suggest(
+        address,
+        Mailcheck.defaultDomains,
+        Mailcheck.defaultSecondLevelDomains,
+        Mailcheck.defaultTopLevelDomains,
+      ) as { full: string } | false;
+      return answer === false ? null : answer.full;
+    },
+  ],
+];
+
+const known = new Set([...freeText.split('\n'), ...data.protected, ...data.domains]);
+const isReal = (domain: string): boolean => known.has(domain) || realDomains.has(domain);
+const suffixSlips = SINGLE_COUNTRY_PROVIDERS.map((provider) => ({
+  provider,
+  slips: suffixSlipsOf(provider, isReal),
+}));
+const slipCount = suffixSlips.reduce((sum, { slips }) => sum + slips.length, 0);
+console.log(
+  `\nslips over ${SLIP_PROVIDERS.length} providers (user@<slip>, through verify() for mailvet): providers fixed`,
+);
+console.log(`kind               ${addressEngines.map(([name]) => name.padStart(10)).join('')}`);
+const rows = Object.entries(SLIP_KINDS).map(([kind, slip]) => ({ kind, slip, cells: [] as string[] }));
+for (const [, suggest] of addressEngines) {
+  for (const { slip, cells } of rows) {
+    let fixed = 0;
+    for (const provider of SLIP_PROVIDERS) {
+      const { name, suffix } = splitDomain(provider);
+      if ((await suggest(`user@${slip(name, suffix)}`)) === `user@${provider}`) fixed++;
+    }
+    cells.push(`${fixed}/${SLIP_PROVIDERS.length}`);
+  }
+}
+for (const { kind, cells } of rows)
+  console.log(`${kind.padEnd(18)} ${cells.map((c) => c.padStart(10)).join('')}`);
+
+console.log(
+  `\nsuffix slips onto another real suffix, ${slipCount} slips of ${SINGLE_COUNTRY_PROVIDERS.length} providers of one country (user@shaw.cz)`,
+);
+for (const [engine, suggest] of addressEngines) {
+  let fixedSlips = 0;
+  let fixedProviders = 0;
+  const missed: string[] = [];
+  for (const { provider, slips } of suffixSlips) {
+    let all = true;
+    for (const slip of slips) {
+      if ((await suggest(`user@${slip}`)) === `user@${provider}`) fixedSlips++;
+      else {
+        all = false;
+        missed.push(slip);
+      }
+    }
+    if (all) fixedProviders++;
+  }
+  console.log(
+    `${engine.padEnd(10)} ${fixedSlips}/${slipCount} slips, every slip fixed for ${fixedProviders}/${SINGLE_COUNTRY_PROVIDERS.length} providers${
+      missed.length > 0 ? ` (missed e.g. ${missed.slice(0, 5).join(', ')})` : ''
+    }`,
+  );
+}
+
+const realSet = [...new Set([...known, ...commonDomains])];
+let corrected = 0;
+const examples: string[] = [];
+for (const domain of realSet) {
+  const suggestion = (await verify(`user@${domain}`, { dns: false, smtp: false })).did_you_mean;
+  if (suggestion === null) continue;
+  corrected++;
+  if (examples.length < 4) examples.push(`${domain} -> ${suggestion}`);
+}
+console.log(
+  `\nreal domains of the built-in lists (free, protected, targets, email-providers common.json: ${realSet.length}) ` +
+    `corrected by verify() with the built-in lists: ${corrected}${examples.length > 0 ? ` (${examples.join(', ')})` : ''}`,
+);
+console.log('reproduce: npm run bench -- typo');

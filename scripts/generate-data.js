@@ -7,7 +7,8 @@
  *               minus scripts/sources/typo-squats.txt and entries without a real (ICANN) suffix
  * - role:       scripts/sources/role.txt
  * - typo:       scripts/sources/{popular-domains,second-level,tlds,typo-protected}.txt and
- *               email-providers common.json (the free list is protected from corrections too)
+ *               email-providers common.json (the free list is protected from corrections too); the
+ *               regional names are derived from the second-level names and the free and protected lists
  *
  * The output is deterministic: the same sources give byte-identical files (sorted entries, no clock).
  * Dates come from the sources (npm release dates in scripts/sources/upstream.json, `# Date:` headers).
@@ -190,6 +191,31 @@ const protectedDomains = sorted([...commonProviders, ...regional, ...protectedLi
   (domain) => !popularSet.has(domain) && !freeSet.has(domain) && !squatSet.has(domain),
 );
 
+/** Suffixes that name no country: a provider's domain under one of them says nothing of its regions. */
+const GENERIC_SUFFIXES = new Set(['com', 'net', 'org']);
+/** A popular name the lists hold under this many country suffixes or more is taken as a regional one. */
+const REGIONAL_SPREAD = 3;
+const countrySuffixes = new Map();
+for (const domain of new Set([...popular.entries, ...free, ...protectedDomains])) {
+  const info = parse(domain);
+  if (info.isIcann !== true || info.domain !== domain || GENERIC_SUFFIXES.has(info.publicSuffix)) continue;
+  const name = info.domainWithoutSuffix;
+  if (!countrySuffixes.has(name)) countrySuffixes.set(name, new Set());
+  countrySuffixes.get(name).add(info.publicSuffix);
+}
+const popularNames = new Set(popular.entries.map((domain) => parse(domain).domainWithoutSuffix));
+/**
+ * Names whose domain under a country suffix is never moved to another country's: the second-level names,
+ * and the popular names the lists hold under several country suffixes (home.nl, home.ro, home.se belong to
+ * three providers; mail.ru, mail.ee, mail.nu to more), where a swapped suffix likely lands on a real domain.
+ */
+const regionalNames = sorted([
+  ...secondLevel.entries,
+  ...[...countrySuffixes]
+    .filter(([name, suffixes]) => suffixes.size >= REGIONAL_SPREAD && popularNames.has(name))
+    .map(([name]) => name),
+]);
+
 // ---- role -------------------------------------------------------------------------------------------
 const role = readCurated('role.txt');
 const roleNames = sorted(role.entries.map(normalizeRole));
@@ -267,7 +293,7 @@ const outputs = {
       sources: [popular.source, secondLevel.source, topLevel.source, protectedList.source, providers],
       note:
         `${popular.entries.length} suggestion targets, ${secondLevel.entries.length} second-level names, ` +
-        `${topLevel.entries.length} suffixes; protected from corrections: the free list and ` +
+        `${topLevel.entries.length} suffixes, ${regionalNames.length} regional names; protected from corrections: the free list and ` +
         `${protectedDomains.length} more (email-providers common.json, regional provider domains, typo-protected.txt)`,
     },
     'Where the typo-suggestion lists come from.',
@@ -277,6 +303,11 @@ const outputs = {
         'secondLevelNames',
         'Names of providers present under many suffixes (yahoo, hotmail, ...).',
         secondLevel.entries,
+      ],
+      [
+        'regionalNames',
+        `Names whose domains under a country suffix are never moved to another country's: the second-level names and the popular names the lists hold under ${REGIONAL_SPREAD} or more country suffixes, sorted.`,
+        regionalNames,
       ],
       [
         'topLevelSuffixes',

@@ -65,6 +65,7 @@ export {
   type ResultsOptions,
   type SourcedResults,
   type SourceRowsInput,
+  type StoreDamage,
   type StoredRetry,
   type StoreHealth,
   type StreamOptions,
@@ -171,7 +172,7 @@ export {
   verdictOf,
 } from './result.js';
 export { resultJson } from './result-json.js';
-export type { VerifierRuntime } from './runtime.js';
+export type { PlatformDefaults, VerifierRuntime } from './runtime.js';
 export {
   PENALTIES,
   STATUS_FLOOR,
@@ -186,6 +187,8 @@ export {
   classifyError,
   classifyReply,
   explainReply,
+  type ReplyContext,
+  type ReplyReading,
   type SmtpOutcome,
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
@@ -200,6 +203,12 @@ export {
 } from './smtp/pool.js';
 export type { CatchAllRequest, Prober, ProberStats } from './smtp/prober.js';
 export { providerOf, providerOfHost } from './smtp/provider.js';
+export {
+  PROVIDER_PROFILES,
+  type ProviderProfile,
+  type ProviderProfileId,
+  profileOfHost,
+} from './smtp/providers/profiles.js';
 export { parseReply, type ReplyLimits } from './smtp/reply.js';
 export { openSmtpSession, type SessionOptions } from './smtp/session.js';
 export {
@@ -235,6 +244,7 @@ export {
   suggestDomain,
 } from './typo/suggest.js';
 export { createVerifier, type Verifier, verify } from './verifier.js';
+export { createVerifierWith } from './verifier-core.js';
 export { WebhookInputError, WebhookRefusedError } from './webhooks/errors.js';
 export {
   type MemoryWebhookLogOptions,
@@ -250,6 +260,9 @@ export {
   createWebhookNotifier,
   type PreparedWebhook,
   WEBHOOK_UNREACHABLE,
+  type WebhookJob,
+  type WebhookJobAccess,
+  type WebhookJobSource,
   type WebhookNotifier,
   type WebhookNotifierOptions,
   type WebhookServerDetail,

@@ -109,7 +109,10 @@ class LeaseKeeper implements JobLeases {
     await this.opened;
   }
 
-  /** `up` when the database answers a trivial query within `timeoutMs`, else `down`. */
+  /**
+   * `up` when the database answers a trivial query within `timeoutMs` (`damaged` if the store found damage when it
+   * opened), else `down`.
+   */
   async health(timeoutMs: number): Promise<StoreHealth> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -117,7 +120,7 @@ class LeaseKeeper implements JobLeases {
     });
     try {
       await Promise.race([this.opened.then(() => this.#store.ping()), timeout]);
-      return 'up';
+      return (this.#store.damage?.length ?? 0) > 0 ? 'damaged' : 'up';
     } catch {
       return 'down';
     } finally {

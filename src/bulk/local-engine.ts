@@ -210,6 +210,7 @@ export class LocalEngine implements JobEngine {
     this.#leases.assertHeld(job);
     this.#rules.admitAdd(job, owner, emails.length, source);
     let inputsSaved: Promise<void> | undefined;
+    const before = { total: job.total, status: job.status, completedAt: job.completedAt, source: job.source };
     if (emails.length > 0) {
       if (job.status === 'complete') this.#life.reopen(job);
       job.source ??= source?.source ?? null;
@@ -220,9 +221,20 @@ export class LocalEngine implements JobEngine {
       try {
         await inputsSaved;
       } catch (error) {
+        // A store whose write of the inputs carries the record (durable: one transaction) wrote none of this add,
+        // and if no later add was appended after it, only this add fails: the job goes on as it was (its record is
+        // saved again, as a flush may have saved it).
+        const undoable =
+          this.#inputs.carriesRecord(emails.length) && job.total === before.total + emails.length;
+        const leaseLost = isMailvetError(error) && error.code === 'lease_lost';
+        if (undoable && !isFinished(job) && !job.deleted && !leaseLost) {
+          Object.assign(job, before, { dirty: true });
+          this.#sink.scheduleFlush(job);
+          throw new StoreError('save the addresses', error);
+        }
         this.#life.storeFailed(job, 'save the addresses', error);
         // Another process took the job over: a conflict for the caller (HTTP 409), not a broken store.
-        if (isMailvetError(error) && error.code === 'lease_lost') throw error;
+        if (leaseLost) throw error;
         throw new StoreError('save the addresses', error);
       }
     }

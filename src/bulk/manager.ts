@@ -90,7 +90,8 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /**
    * The store's state for `GET /healthz`: `memory` for a store that is not durable, else `up` when the
-   * database answers a trivial query within `timeoutMs` and `down` otherwise.
+   * database answers a trivial query within `timeoutMs` (`damaged` if the store found damage when it opened)
+   * and `down` otherwise.
    */
   async storeHealth(timeoutMs = 2000): Promise<StoreHealth> {
     return this.#engine.storeHealth(timeoutMs);

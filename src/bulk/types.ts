@@ -36,6 +36,7 @@ export {
   type ResultsOptions,
   type SourcedResults,
   type SourceRowsInput,
+  type StoreDamage,
   type StoredRetry,
   type StoreHealth,
   type StreamOptions,

@@ -24,11 +24,21 @@ function suggesterFor(extra: readonly string[]): DomainSuggester {
 /** Domains the caller put on the free list: real providers, so never corrected into another. */
 const callerFree = memoByPatch((patch) => patchEntries(patch, normalizeDomainEntry));
 
-/** `did_you_mean` for an address that failed the syntax check, when its domain is a near miss of a known one. */
+/** The domain without the dots it ends with (`gmail.com.` -> `gmail.com`), or `null` when it ends with none. */
+function withoutTrailingDots(domain: string): string | null {
+  const trimmed = domain.replace(/\.+$/, '');
+  return trimmed === domain || trimmed === '' ? null : trimmed;
+}
+
+/**
+ * `did_you_mean` for an address that failed the syntax check, when its domain is a near miss of a known one
+ * or merely ends with a dot (`jane@gmail.com.`, `jane@acme.io.`: the root dot has no place in an address).
+ */
 function suggestAfterFailure(state: CheckState): void {
   const { user, domain, options } = state;
   if (user === null || domain === null || state.did_you_mean !== null) return;
-  const suggestion = suggesterFor(options.suggestDomains).suggest(domain);
+  const undotted = withoutTrailingDots(domain);
+  const suggestion = suggesterFor(options.suggestDomains).suggest(undotted ?? domain) ?? undotted;
   if (suggestion === null) return;
   const corrected = parseAddress(`${user}@${suggestion}`, options);
   if (corrected.ok) state.did_you_mean = corrected.address.normalized;
@@ -38,8 +48,8 @@ function suggestAfterFailure(state: CheckState): void {
  * Sets `did_you_mean` to the address with its domain corrected (`jane@gmial.com` gives
  * `jane@gmail.com`) when the domain looks like a typo of a popular one, else leaves it `null`.
  * It also runs after a final verdict ({@link Check.annotatesFailures}): an address that failed the syntax
- * check on its domain (`jane@yahoo.co.k`, `jane@comcast.ne5`) gets a suggestion when the corrected address
- * passes the syntax check. Does nothing for a domain literal, for an allowlisted address and for a domain the
+ * check on its domain (`jane@yahoo.co.k`, `jane@gmail,com`, `jane@gmail`, `jane@gmail.com.`) gets a
+ * suggestion when the corrected address passes the syntax check. Does nothing for a domain literal, for an allowlisted address and for a domain the
  * caller listed as free. Suggestions point to the built-in popular domains and to the `suggestDomains` option;
  * see docs/typo.md.
  */
@@ -52,7 +62,8 @@ export const typoCheck: Check = {
       suggestAfterFailure(state);
       return undefined;
     }
-    if (address.literalAddress !== null) return undefined;
+    // A domain literal, or a dotless name the caller allowed (`localhost`), is nobody's typo.
+    if (address.literalAddress !== null || !address.domain.includes('.')) return undefined;
     const { options } = state;
     if (addressListed(options.allowlist, address)) return undefined;
     const free = options.lists.free;

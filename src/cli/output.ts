@@ -8,12 +8,12 @@ import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Writable } from 'node:stream';
-import { CSV_COLUMNS, csvField, type FormulaEscape } from '../http/csv.js';
+import { CsvReader } from '../io/csv-reader.js';
+import type { InputRecord, InputShape } from '../io/input.js';
+import { readLines } from '../io/lines.js';
+import { CSV_COLUMNS, csvField, type FormulaEscape } from '../io/result-csv.js';
 import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
-import { CsvReader } from './csv.js';
-import type { InputRecord, InputShape } from './input.js';
 import { CliError, EXIT, quote, usageError, write } from './io.js';
-import { readLines } from './lines.js';
 
 /** The output formats. */
 export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson'] as const;

@@ -3,7 +3,13 @@
  * @module
  */
 import { domains as freeDomains } from './generated/free.js';
-import { popularDomains, protectedDomains, secondLevelNames, topLevelSuffixes } from './generated/typo.js';
+import {
+  popularDomains,
+  protectedDomains,
+  regionalNames,
+  secondLevelNames,
+  topLevelSuffixes,
+} from './generated/typo.js';
 
 /** The built-in lists of typo suggestions. */
 export interface TypoData {
@@ -11,6 +17,8 @@ export interface TypoData {
   readonly domains: readonly string[];
   /** Names of providers present under many suffixes (yahoo, hotmail, ...). */
   readonly secondLevel: readonly string[];
+  /** Names whose domains under a country suffix are never moved to another country's (home, mail, yahoo). */
+  readonly regional: readonly string[];
   /** Suffixes an unknown ending may be corrected to, most used first. */
   readonly topLevel: readonly string[];
   /** Real domains never corrected into another: the free list and a few more. */
@@ -26,6 +34,7 @@ export function typoData(): TypoData {
   data ??= Object.freeze({
     domains: lines(popularDomains),
     secondLevel: lines(secondLevelNames),
+    regional: lines(regionalNames),
     topLevel: lines(topLevelSuffixes),
     protected: Object.freeze([...lines(freeDomains), ...lines(protectedDomains)]),
   });

@@ -64,6 +64,9 @@ export interface LineChannel {
   pending?(): boolean;
 }
 
+/** STARTTLS policy of the SMTP probe (the `tls` option). */
+export type TlsPolicy = 'never' | 'opportunistic' | 'required';
+
 /** The transport seam. Implementations: `tcpTransport()`, `socksTransport()`, or your own. */
 export interface Transport {
   /** Opens a connection. Rejects with an `SmtpError` of kind `connection` when it cannot. */

@@ -6,6 +6,19 @@ import { parse } from 'tldts';
 import { typoData } from '../data/typo.js';
 import { osaDistance } from './distance.js';
 import { GenerationalMemo } from './memo.js';
+import { dotlessSlip, dottedSlip, repairSeparators, type SlipIndex, slipIndex } from './slips.js';
+import {
+  bitCount,
+  charMask,
+  MAX_DOMAIN,
+  nameLabel,
+  normalize,
+  PARSE,
+  type Target,
+  targetsOf,
+} from './targets.js';
+
+export { editsFor } from './targets.js';
 
 /** Lists a suggester works from. */
 export interface SuggestLists {
@@ -13,6 +26,12 @@ export interface SuggestLists {
   readonly domains: readonly string[];
   /** Names of providers present under many suffixes (`yahoo`, `hotmail`). @default [] */
   readonly secondLevel?: readonly string[];
+  /**
+   * Names whose domain under a country suffix is never moved to another country's (`home`: `home.pl` is not
+   * `home.nl`), besides the `secondLevel` ones. The suffix slips of any other target's name are fixed
+   * (`shaw.cz` -> `shaw.ca`). @default []
+   */
+  readonly regional?: readonly string[];
   /** Suffixes an unknown ending may be corrected to, most used first (`com`, `net`). @default [] */
   readonly topLevel?: readonly string[];
   /** Real domains that are never corrected (the targets never are either). @default [] */
@@ -28,29 +47,17 @@ export interface SuggestLists {
 export interface DomainSuggester {
   /**
    * The likely intended domain, or `null` when `domain` looks right or nothing is close enough.
-   * Case and a trailing dot are ignored.
+   * Case and a trailing dot are ignored; a comma or space for a dot (`gmail,com`) and a missing ending
+   * (`gmail`, `gmailcom`) are repaired.
    */
   suggest(domain: string): string | null;
   /** A suggester with `domains` added as targets, ranked before the current ones; shares the rest. */
   extend(domains: readonly string[]): DomainSuggester;
 }
 
-/** A suggestion target with the edits it tolerates. */
-interface Target {
-  readonly domain: string;
-  readonly rank: number;
-  readonly maxEdits: number;
-  /** {@link charMask} of the domain. */
-  readonly mask: number;
-  /** The domain without its public suffix (`yahoo` in `yahoo.com.br`). */
-  readonly name: string;
-  /** The public suffix (`com.br`). */
-  readonly suffix: string;
-}
-
 /**
- * A domain split at its public suffix, when that suffix is a real (ICANN) one: a provider's name under a real
- * suffix is that provider's regional domain, not a typo of the same name under another country's suffix.
+ * A domain split at its public suffix, when that suffix is a real (ICANN) one: the name of a provider of many
+ * countries under a real suffix is that provider's regional domain, not a typo of another country's one.
  */
 interface RegionalSplit {
   readonly name: string;
@@ -63,19 +70,12 @@ interface Index {
   /** Targets by length, for pruning: `byLength[n]` holds the targets of length n, by rank. */
   readonly byLength: readonly (readonly Target[] | undefined)[];
   readonly targetSet: ReadonlySet<string>;
-  /**
-   * Targets by their text with the dot before a listed ending left out (`gmailcom` for `gmail.com`), for the
-   * left-out-dot slip; an ending earlier in `topLevel` wins.
-   */
-  readonly joined: ReadonlyMap<string, string>;
-  /**
-   * The doubled-letter variants of three-letter provider names (`aoll.com`, `msnn.com`, `gmxx.de`), which the
-   * edit distance may not touch (every other one-edit variant of `aol` is somebody's real domain).
-   */
-  readonly doubled: ReadonlyMap<string, string>;
+  readonly slips: SlipIndex;
   readonly isKnown: (domain: string) => boolean;
   readonly secondLevel: readonly string[];
   readonly secondLevelSet: ReadonlySet<string>;
+  /** The second-level and regional names. */
+  readonly regionalSet: ReadonlySet<string>;
   readonly topLevel: readonly string[];
   readonly topLevelSet: ReadonlySet<string>;
   /** Second-level names with a known domain: a correction of such a name must give a known domain. */
@@ -83,78 +83,34 @@ interface Index {
   readonly cacheSize: number;
 }
 
-const PARSE = {
-  extractHostname: false,
-  validateHostname: false,
-  detectIp: false,
-  mixedInputs: false,
-} as const;
-const MAX_DOMAIN = 253;
 /** The most edits any target tolerates, bonus included: bounds the lengths worth comparing. */
 const MAX_EDITS = 3;
 /**
- * Suffixes a real regional suffix may still be corrected to, because they are what a near miss of them almost
- * always meant (`gmail.co`, `gmail.cm`, `gmail.om` are slips of `.com`). Any other change of suffix alone
- * (`hotmail.com.tr` to `hotmail.com.br`, `live.in` to `live.it`) would move the address to another country.
+ * Suffixes a real regional suffix may still be corrected to for any provider, because they are what a near
+ * miss of them almost always meant (`gmail.co`, `gmail.cm`, `gmail.om` are slips of `.com`). For a provider of
+ * many countries, any other change of suffix alone (`hotmail.com.tr` to `hotmail.com.br`, `live.in` to
+ * `live.it`) would move the address to another country.
  */
 const GENERIC_SUFFIXES: ReadonlySet<string> = new Set(['com', 'net', 'org']);
-/** Length of the provider names whose only correction is a doubled letter (`aol`, `msn`, `gmx`, `web`). */
-const SHORT_NAME = 3;
 
 /**
- * Edits tolerated by a target, from the length of its name label (`gmail` in `gmail.com`): none for
- * names of up to 3 characters (`aol`, `gmx`, `qq`: every one-edit variant is somebody's real domain),
- * 1 up to 8 (`gmail`, `hotmail`, `fastmail`), 2 beyond (`protonmail`, `btinternet`).
- * @example
- * editsFor('aol'.length); // 0
- * editsFor('gmail'.length); // 1
+ * Whether correcting a domain split as `from` to `target` only swaps one real suffix for another country's,
+ * for a provider that runs domains in many countries (`hotmail.com.tr` is not `hotmail.com.br`). A provider
+ * of one country has no other country's domain, so there the swap is a slip (`shaw.cz` -> `shaw.ca`).
  */
-export function editsFor(nameLength: number): number {
-  return nameLength <= 3 ? 0 : nameLength <= 8 ? 1 : 2;
-}
-
-/** Whether correcting a domain split as `from` to `target` only swaps one real suffix for a regional one. */
-function swapsRegion(from: RegionalSplit | null, target: Target): boolean {
+function swapsRegion(index: Index, from: RegionalSplit | null, target: Target): boolean {
   return (
     from !== null &&
     from.name === target.name &&
     from.suffix !== target.suffix &&
-    !GENERIC_SUFFIXES.has(target.suffix)
+    !GENERIC_SUFFIXES.has(target.suffix) &&
+    index.regionalSet.has(target.name)
   );
-}
-
-function nameLabel(domain: string): string {
-  const info = parse(domain, PARSE);
-  const name = info.domainWithoutSuffix ?? '';
-  const label = name.slice(name.lastIndexOf('.') + 1);
-  return label === '' ? domain.slice(0, Math.max(0, domain.indexOf('.'))) : label;
-}
-
-/**
- * One bit per character present (by code unit, modulo 32). One edit changes at most two bits, so two
- * strings whose masks differ in more than `2k` bits are more than `k` edits apart: a cheap filter that
- * spares most distance computations.
- */
-function charMask(text: string): number {
-  let mask = 0;
-  for (let i = 0; i < text.length; i += 1) mask |= 1 << (text.charCodeAt(i) & 31);
-  return mask;
-}
-
-function bitCount(value: number): number {
-  let v = value - ((value >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-function normalize(domain: string): string {
-  const lower = domain.trim().toLowerCase();
-  return lower.endsWith('.') ? lower.slice(0, -1) : lower;
 }
 
 function buildIndex(
   targets: readonly Target[],
-  base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'joined' | 'doubled'>,
+  base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'slips'>,
 ): Index {
   const byLength: Target[][] = [];
   for (const target of targets) {
@@ -162,43 +118,9 @@ function buildIndex(
     if (bucket === undefined) byLength[target.domain.length] = [target];
     else bucket.push(target);
   }
-  const joined = new Map<string, string>();
-  for (const ending of base.topLevel) {
-    for (const { domain } of targets) {
-      const head = domain.length - ending.length - 1;
-      // At least two characters before the ending, as a typed name that merely is the ending is no slip.
-      if (head < 2 || domain[head] !== '.' || !domain.endsWith(ending)) continue;
-      const key = `${domain.slice(0, head)}${ending}`;
-      if (!joined.has(key)) joined.set(key, domain);
-    }
-  }
-  const doubled = new Map<string, string>();
-  for (const { domain, name, suffix } of targets) {
-    if (name.length !== SHORT_NAME || !/^[a-z]+$/.test(name)) continue;
-    for (let i = 0; i < name.length; i++) {
-      const variant = `${name.slice(0, i + 1)}${name.slice(i)}.${suffix}`;
-      if (!base.isKnown(variant) && !doubled.has(variant)) doubled.set(variant, domain);
-    }
-  }
   const targetSet = new Set(targets.map((target) => target.domain));
-  return { ...base, targets, byLength, targetSet, joined, doubled };
-}
-
-function targetsOf(domains: readonly string[], firstRank: number): Target[] {
-  const seen = new Set<string>();
-  const targets: Target[] = [];
-  for (const entry of domains) {
-    const domain = normalize(entry);
-    if (domain === '' || !domain.includes('.') || domain.length > MAX_DOMAIN || seen.has(domain)) continue;
-    seen.add(domain);
-    const maxEdits = editsFor(nameLabel(domain).length);
-    const info = parse(domain, PARSE);
-    const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
-    const name = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
-    const rank = firstRank + targets.length;
-    targets.push({ domain, rank, maxEdits, mask: charMask(domain), name, suffix });
-  }
-  return targets;
+  const slips = slipIndex(targets, base.topLevel, base.isKnown);
+  return { ...base, targets, byLength, targetSet, slips };
 }
 
 /**
@@ -244,7 +166,7 @@ function closestTarget(
     const gap = Math.abs(size - length);
     for (const target of bucket) {
       const allowed = Math.min(target.maxEdits + bonus, bestDistance);
-      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed || swapsRegion(region, target))
+      if (gap > allowed || bitCount(mask ^ target.mask) > 2 * allowed || swapsRegion(index, region, target))
         continue;
       const distance = osaDistance(domain, target.domain, allowed);
       if (distance > allowed) continue;
@@ -298,36 +220,29 @@ function secondLevelFix(index: Index, head: string, suffix: string, realSuffix: 
   return !index.knownNames.has(provider) && index.topLevelSet.has(suffix) ? candidate : null;
 }
 
-/**
- * Two slips that an edit distance scores too high: a doubled ending (`gmail.com.com`) and a left-out dot
- * (`gmailcom.com`). Only a target is suggested.
- */
-function slipFix(index: Index, domain: string, name: string, suffix: string): string | null {
-  const last = domain.lastIndexOf('.');
-  const ending = domain.slice(last); // '.com'
-  if (domain.endsWith(ending, last)) {
-    const rest = domain.slice(0, last);
-    if (index.targetSet.has(rest)) return rest;
-  }
-  // `domain` is exactly `name.suffix` (no subdomain): the left-out dot is in `name`.
-  const whole = domain.length === name.length + 1 + suffix.length && domain.charCodeAt(name.length) === 46;
-  return whole ? (index.joined.get(name) ?? null) : null;
-}
-
 /** The suggestion for a normalised domain, uncached. */
 function compute(index: Index, domain: string): string | null {
-  if (domain.length === 0 || domain.length > MAX_DOMAIN || !domain.includes('.')) return null;
+  if (domain.length === 0 || domain.length > MAX_DOMAIN) return null;
+  const separated = repairSeparators(domain);
+  if (separated !== null) {
+    if (separated === '') return null;
+    return index.isKnown(separated) ? separated : compute(index, separated);
+  }
+  if (!domain.includes('.')) return dotlessSlip(index.slips, domain);
   if (index.isKnown(domain)) return null;
-  const doubled = index.doubled.get(domain);
+  const doubled = index.slips.doubled.get(domain);
   if (doubled !== undefined) return doubled;
   const info = parse(domain, PARSE);
   const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
-  const slip = slipFix(index, domain, info.domainWithoutSuffix ?? '', suffix);
+  const slip = dottedSlip(index.slips, index.targetSet, domain, info.domainWithoutSuffix ?? '', suffix);
   if (slip !== null) return slip;
   // A subdomain of a real provider is not a typo of another one.
   if (info.domain !== null && info.domain !== domain && index.isKnown(info.domain)) return null;
   // An ending that is no public suffix cannot receive mail: one more edit is then worth suggesting.
   const realSuffix = info.isIcann === true;
+  // An ending cut short goes to the most popular target it starts (`hotmail.c` -> `hotmail.com`, not `.ca`).
+  const completed = realSuffix ? undefined : index.slips.truncated.get(domain);
+  if (completed !== undefined) return completed;
   const region = realSuffix ? { name: info.domainWithoutSuffix ?? '', suffix } : null;
   const direct = closestTarget(index, domain, realSuffix ? 0 : 1, region);
   if (direct !== null) return direct;
@@ -409,6 +324,7 @@ export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
       isKnown: (domain) => known.has(domain),
       secondLevel,
       secondLevelSet,
+      regionalSet: new Set([...secondLevel, ...(lists.regional ?? []).map(normalize)]),
       topLevel,
       topLevelSet: new Set(topLevel),
       knownNames: namesOf(known, secondLevelSet),

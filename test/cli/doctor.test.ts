@@ -2,10 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diagnose } from '../../src/doctor/diagnose.js';
 import type { DiagnoseOptions } from '../../src/doctor/options.js';
 import { tcpTransport } from '../../src/smtp/tcp.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
 import { run as spawnCli } from '../support/mailvet-bin.js';
 import { type RawServerHarness, startRawServer } from '../support/raw-server.js';
 import { runCli } from './support.js';
+
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 
 /** The egress address the fake MX echoes: only DNS questions about it go out, to the loopback DNS server. */
 const PUBLIC = '93.184.215.14';

@@ -2,7 +2,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InputRecord, InputShape } from '../../src/cli/input.js';
 import { CliError, EXIT } from '../../src/cli/io.js';
 import {
   fileSink,
@@ -16,6 +15,7 @@ import {
   type Sink,
   sameKey,
 } from '../../src/cli/output.js';
+import type { InputRecord, InputShape } from '../../src/io/input.js';
 import type { Status, VerificationResult } from '../../src/result.js';
 
 const CSV_SHAPE: InputShape = {

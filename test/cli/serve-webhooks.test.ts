@@ -7,12 +7,15 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import { WEBHOOK_UNREACHABLE } from '../../src/webhooks/notifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { deferred } from '../support/deferred.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { freePort } from '../support/free-port.js';
 import { run, start } from '../support/mailvet-bin.js';
 import { receiver } from '../webhooks/support.js';
 import { tempDir } from './support.js';
+
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 
 const SECRET_A = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 const SECRET_B = `whsec_${Buffer.alloc(32, 2).toString('base64')}`;

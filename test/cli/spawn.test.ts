@@ -12,15 +12,8 @@ import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { startDnsServer } from '../support/dns-server.js';
 import { BIN, run, start } from '../support/mailvet-bin.js';
 import { startSmtpServer } from '../support/smtp-server.js';
+import { outputMatch, waitFor } from '../support/wait-for.js';
 import { parseCsv, tempDir } from './support.js';
-
-async function until(condition: () => Promise<boolean> | boolean, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
@@ -164,11 +157,9 @@ describe('mailvet (spawned)', () => {
     const args = ['bulk', '-', '-o', out, '--no-dns'];
     const first = start(args);
     first.child.stdin.write(`${lines.slice(0, 2000).join('\n')}\n`); // stdin stays open: the run waits for more
-    await until(
-      async () =>
-        (await stat(out).catch(() => undefined))?.size !== undefined && (await stat(out)).size > 1000,
-      'output',
-    );
+    await waitFor(async () => ((await stat(out).catch(() => undefined))?.size ?? 0) > 1000, {
+      what: 'the first rows in the output file',
+    });
     first.child.kill('SIGINT');
     const interrupted = await first.exited;
     expect(interrupted.code).toBe(EXIT.interrupted);
@@ -187,8 +178,8 @@ describe('mailvet (spawned)', () => {
 
   it('serve listens, answers, and stops on SIGTERM', async () => {
     const server = start(['serve', '--port', '0', '--no-dns'], { env: { MAILVET_API_KEYS: 'spawned-key' } });
-    await until(() => /listening on http:\/\/\S+/.test(server.stdout()), 'the server');
-    const url = /listening on (http:\/\/\S+)/.exec(server.stdout())![1]!;
+    const { match } = await outputMatch(server.child, /listening on (http:\/\/\S+)/, { what: 'the server' });
+    const url = match[1]!;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const response = await fetch(`${url}/v1/verify?email=someone@example.com`, {
       headers: { authorization: 'Bearer spawned-key' },

@@ -45,3 +45,64 @@ export async function waitFor<T>(
     else await sleep(intervalMs);
   }
 }
+
+/** A stream a child process writes to (its stdout or stderr). */
+interface Output {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  off(event: 'data', listener: (chunk: Buffer) => void): unknown;
+}
+
+/** A child process as {@link outputMatch} needs it. */
+interface Child {
+  readonly stdout: Output | null;
+  readonly stderr: Output | null;
+  once(event: 'exit', listener: () => void): unknown;
+  off(event: 'exit', listener: () => void): unknown;
+}
+
+/**
+ * Collects what `child` writes (stdout and stderr, interleaved) and resolves, on the `data` event that makes it
+ * match `pattern`, with the match; rejects with the output so far when the child exits first or after
+ * `options.timeoutMs`. `output()` keeps growing after the match.
+ * @example
+ * const { match } = await outputMatch(spawn(...), /listening on (\S+)/);
+ */
+export function outputMatch(
+  child: Child,
+  pattern: RegExp,
+  options: Pick<WaitOptions, 'timeoutMs' | 'what'> = {},
+): Promise<{ match: RegExpExecArray; output: () => string }> {
+  const { timeoutMs = 30_000, what = String(pattern) } = options;
+  let text = '';
+  const output = () => text;
+  const collect = (chunk: Buffer) => {
+    text += chunk.toString();
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('exit', exited);
+    };
+    const check = () => {
+      const match = pattern.exec(text);
+      if (match === null) return;
+      stop();
+      resolve({ match, output });
+    };
+    const exited = () => {
+      stop();
+      reject(new Error(`the process exited before ${what}:\n${text}`));
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}:\n${text}`));
+    }, timeoutMs);
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', exited);
+  });
+}

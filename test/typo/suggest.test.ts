@@ -148,7 +148,7 @@ describe('suggestDomain (built-in lists)', () => {
   });
 
   it('answers null for what is not a domain', () => {
-    for (const input of ['', ' ', '.', 'gmail', 'gm', '..', '.com', 'a..com', 'co.uk', 'com']) {
+    for (const input of ['', ' ', '.', 'gm', 'gmai', '..', '.com', 'a..com', 'co.uk', 'com', ',', ' , ']) {
       expect(suggestDomain(input), JSON.stringify(input)).toBeNull();
     }
     expect(defaultSuggester().suggest(undefined as unknown as string)).toBeNull();

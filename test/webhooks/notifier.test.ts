@@ -11,6 +11,7 @@ import {
   type WebhookServerDetail,
 } from '../../src/webhooks/notifier.js';
 import { FakeClock, instantVerifier, manualVerifier, settle, until } from '../bulk/support.js';
+import { waitFor } from '../support/wait-for.js';
 import { receiver, recordingTransport, SECRET, SECRET2 } from './support.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -346,7 +347,7 @@ describe('BulkJobManager.create({ webhook }) with the manager webhooks option', 
         emails: ['a@x.example', 'b@y.example'],
         webhook: { url: `http://127.0.0.1:${hook.port}/hook`, events: ['bulk.completed'] },
       });
-      for (let i = 0; i < 500 && hook.received.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => hook.received.length > 0, { what: 'the webhook' });
       expect(hook.received).toHaveLength(1);
       expect(hook.received[0]?.verified).toBe(true);
       expect(JSON.parse(hook.received[0]!.body)).toMatchObject({

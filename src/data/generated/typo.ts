@@ -14,9 +14,9 @@ export const meta: ListMeta = {
     },
     {
       "name": "scripts/sources/second-level.txt",
-      "version": "sha256:4cc30874eaff",
+      "version": "sha256:da023bc7c41a",
       "license": "MIT",
-      "date": "2026-11-22"
+      "date": "2026-11-27"
     },
     {
       "name": "scripts/sources/tlds.txt",
@@ -38,7 +38,7 @@ export const meta: ListMeta = {
       "date": "2026-09-07"
     }
   ],
-  "note": "168 suggestion targets, 7 second-level names, 82 suffixes; protected from corrections: the free list and 27 more (email-providers common.json, regional provider domains, typo-protected.txt)"
+  "note": "168 suggestion targets, 10 second-level names, 82 suffixes, 16 regional names; protected from corrections: the free list and 27 more (email-providers common.json, regional provider domains, typo-protected.txt)"
 };
 
 /** Suggestion targets, most popular first (the order breaks ties). */
@@ -218,7 +218,28 @@ outlook
 live
 gmx
 yandex
-aol`;
+aol
+posteo
+tiscali
+terra`;
+
+/** Names whose domains under a country suffix are never moved to another country's: the second-level names and the popular names the lists hold under 3 or more country suffixes, sorted. */
+export const regionalNames = `aol
+email
+gmx
+home
+hotmail
+live
+mail
+mailbox
+outlook
+posteo
+terra
+tiscali
+uol
+wanadoo
+yahoo
+yandex`;
 
 /** Suffixes an unknown ending may be corrected to, most used first. */
 export const topLevelSuffixes = `com
