@@ -55,6 +55,17 @@ export class OptionsError extends MailvetError {
   }
 }
 
+/** The job does not exist, was deleted, or belongs to another owner (code `job_not_found`). */
+export class JobNotFoundError extends MailvetError {
+  override name = 'JobNotFoundError';
+  readonly jobId: string;
+
+  constructor(jobId: string) {
+    super('job_not_found', 'no such job');
+    this.jobId = jobId;
+  }
+}
+
 /**
  * True for any mailvet error, also across realms (a second copy of the package, a worker), where
  * `instanceof` would fail.

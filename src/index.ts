@@ -61,6 +61,7 @@ export {
   type ResultsOptions,
   type SourcedResults,
   type SourceRowsInput,
+  type StoreDamage,
   type StoredRetry,
   type StoreHealth,
   type StreamOptions,
@@ -183,6 +184,7 @@ export {
   classifyReply,
   explainReply,
   type ReplyContext,
+  type ReplyReading,
   type SmtpOutcome,
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
@@ -254,6 +256,9 @@ export {
   createWebhookNotifier,
   type PreparedWebhook,
   WEBHOOK_UNREACHABLE,
+  type WebhookJob,
+  type WebhookJobAccess,
+  type WebhookJobSource,
   type WebhookNotifier,
   type WebhookNotifierOptions,
   type WebhookServerDetail,

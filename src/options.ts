@@ -8,7 +8,7 @@ import { parseCidrList } from './dns/guard.js';
 import type { Resolver } from './dns/types.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
-import type { Transport } from './smtp/types.js';
+import type { TlsPolicy, Transport } from './smtp/types.js';
 
 /**
  * Changes to a built-in list: an array replaces the list, an object adds to and removes from it.
@@ -28,8 +28,7 @@ export interface ListOptions {
   readonly role?: ListPatch;
 }
 
-/** STARTTLS policy of the SMTP probe. */
-export type TlsPolicy = 'never' | 'opportunistic' | 'required';
+export type { TlsPolicy };
 
 /** Options of a verification. Every field is optional; defaults are in {@link DEFAULTS}. */
 export interface VerifyOptions {

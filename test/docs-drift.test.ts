@@ -16,15 +16,16 @@ import { ROUTES } from '../src/http/routes.js';
 import { RESULT_FIELDS } from '../src/result.js';
 import { createVerifier } from '../src/verifier.js';
 import { runCli } from './cli/support.js';
+import { waitFor } from './support/wait-for.js';
 
 const doc = (name: string) => readFileSync(new URL(`../${name}`, import.meta.url), 'utf8');
 const CLI_MD = doc('docs/cli.md');
 
 const COMMANDS = ['verify', 'bulk', 'serve', 'doctor', 'worker'] as const;
 
-/** The long flags a help text lists under `Flags:` (without --help). */
+/** The long flags a help text lists under `Flags:` (without --help); `''` for `mailvet --help` itself. */
 async function helpFlags(command: string): Promise<string[]> {
-  const { stdout, code } = await runCli([command, '--help']);
+  const { stdout, code } = await runCli(command === '' ? ['--help'] : [command, '--help']);
   expect(code).toBe(0);
   const flags = [...stdout.matchAll(/^ {2,}(?:-\w, )?--([a-z][a-z0-9-]*)/gm)].map((match) => `--${match[1]}`);
   return flags.filter((flag) => flag !== '--help');
@@ -80,10 +81,13 @@ describe('docs/cli.md and the flags of mailvet --help', () => {
     expect(stale).toEqual([]);
   });
 
-  it('lists every command of mailvet --help', async () => {
+  it('documents every command and top-level flag of mailvet --help', async () => {
     const { stdout } = await runCli(['--help']);
-    for (const command of COMMANDS) expect(stdout).toContain(command);
+    const listed = [...stdout.matchAll(/^ {2}([a-z]+) /gm)].map((match) => match[1]);
+    expect(listed).toEqual([...COMMANDS]);
     for (const command of COMMANDS) expect(CLI_MD).toContain(`### \`mailvet ${command}`);
+    const intro = CLI_MD.slice(0, CLI_MD.indexOf('\n## '));
+    expect((await helpFlags('')).filter((flag) => !flagsIn(intro).has(flag))).toEqual([]);
   });
 
   it("has docs/doctor.md's flag table match mailvet doctor --help", async () => {
@@ -119,9 +123,10 @@ describe('the result columns the CLI and the API write, and the docs that list t
       );
       const job = (await created.json()) as Job;
       const poll = () => handler(new Request(`http://h/v1/bulk/${job.id}`, { headers }));
-      while (((await (await poll()).json()) as Job).status !== 'complete') {
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+      await waitFor(async () => ((await (await poll()).json()) as Job).status === 'complete', {
+        what: 'the job to complete',
+        intervalMs: 0,
+      });
       const csv = await handler(new Request(`http://h/v1/bulk/${job.id}/results?format=csv`, { headers }));
       const header = (await csv.text()).split('\r\n')[0]?.split(',');
       expect(header).toEqual(listAfter(doc('docs/http.md'), '**CSV columns**:'));

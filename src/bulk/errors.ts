@@ -5,16 +5,7 @@
 import { MailvetError } from '../errors.js';
 import type { Job, JobStatus } from './types.js';
 
-/** The job does not exist, was deleted, or belongs to another owner (code `job_not_found`). */
-export class JobNotFoundError extends MailvetError {
-  override name = 'JobNotFoundError';
-  readonly jobId: string;
-
-  constructor(jobId: string) {
-    super('job_not_found', 'no such job');
-    this.jobId = jobId;
-  }
-}
+export { JobNotFoundError } from '../errors.js';
 
 /** Results were read before the job completed, without `partial: true` (code `job_not_complete`). */
 export class JobNotCompleteError extends MailvetError {

@@ -183,7 +183,8 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /**
    * The store's state for `GET /healthz`: `memory` for a store that is not durable, else `up` when the
-   * database answers a trivial query within `timeoutMs` and `down` otherwise.
+   * database answers a trivial query within `timeoutMs` (`damaged` if the store found damage when it opened)
+   * and `down` otherwise.
    */
   async storeHealth(timeoutMs = 2000): Promise<StoreHealth> {
     if (this.#runner !== undefined) return this.#runner.storeHealth(timeoutMs);
@@ -195,7 +196,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     });
     try {
       await Promise.race([this.#opened.then(() => store.ping()), timeout]);
-      return 'up';
+      return (store.damage?.length ?? 0) > 0 ? 'damaged' : 'up';
     } catch {
       return 'down';
     } finally {

@@ -2,6 +2,8 @@
  * Public types of bulk jobs: the `Job` wire shape, the manager's options, the `JobStore` seam and events.
  * @module
  */
+
+import type { Clock } from '../clock.js';
 import type { ErrorCode } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import type { Status, VerificationResult } from '../result.js';
@@ -190,18 +192,7 @@ export interface StreamOptions extends JobAccess {
 /** The part of a {@link Verifier} the manager needs; fakes in tests implement just this. */
 export type BulkVerifier = Pick<Verifier, 'verify'>;
 
-/**
- * Time source and timers. Inject a fake one in tests so that greylisting delays pass without sleeping.
- * @default { now: Date.now, setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout }
- */
-export interface Clock {
-  /** Milliseconds since the Unix epoch. */
-  now(): number;
-  /** Calls `callback` once after `ms` milliseconds; returns a handle for `clearTimeout`. */
-  setTimeout(callback: () => void, ms: number): unknown;
-  /** Cancels a timer made by `setTimeout`. */
-  clearTimeout(handle: unknown): void;
-}
+export type { Clock } from '../clock.js';
 
 /** How greylisted results are retried. */
 export interface GreylistRetryOptions {
@@ -282,10 +273,18 @@ export interface BulkJobManagerOptions {
 }
 
 /**
- * What `BulkJobManager.storeHealth()` reports: `memory` (the store is not durable), `up` or `down` (the
- * database does not answer).
+ * What `BulkJobManager.storeHealth()` reports: `memory` (the store is not durable), `up`, `down` (the database
+ * does not answer) or `damaged` (it answers, but found {@link StoreDamage} when it opened).
  */
-export type StoreHealth = 'memory' | 'up' | 'down';
+export type StoreHealth = 'memory' | 'up' | 'down' | 'damaged';
+
+/** A job whose stored results disagree with its record, found when a durable store opened. */
+export interface StoreDamage {
+  /** The damaged job, or `null` for damage of the store as a whole (its jobs cannot be listed). */
+  readonly jobId: string | null;
+  /** What is wrong, for the operator: `complete with 20000 results, 10000 stored`. */
+  readonly problem: string;
+}
 
 /** A value or a promise of it: stores may be synchronous (memory) or asynchronous (a database). */
 export type Awaitable<T> = T | Promise<T>;
@@ -442,6 +441,11 @@ export interface DurableJobStore extends JobStore {
   releaseLeases(): Promise<void>;
   /** Resolves when the database answers a trivial query; rejects otherwise (`GET /healthz`). */
   ping(): Promise<void>;
+  /**
+   * Damage found when the store opened (a `complete` job whose results cannot all be read); empty or absent
+   * when none. `storeHealth()` is then `damaged`.
+   */
+  readonly damage?: readonly StoreDamage[];
 }
 
 /** True when `store` is a {@link DurableJobStore}. */

@@ -136,6 +136,7 @@ const NETWORK_PROBLEMS: Readonly<Record<string, string>> = {
   ECONNRESET: 'the server closed the connection (redis:// to a server that wants TLS?)',
   EHOSTUNREACH: 'the host cannot be reached',
   ENETUNREACH: 'the network cannot be reached',
+  ESILENT: 'the server took the connection but does not answer (is this the Redis port? rediss:// for TLS?)',
 };
 
 /** Redis error replies by their first word, in words. */
@@ -213,20 +214,33 @@ export function lastErrorOf(client: ErrorEmitter): () => Error | undefined {
 }
 
 /**
- * Connects to the fleet's Redis, asks PING, and disconnects: resolves when Redis answers, else throws
- * {@link queueUnavailable}. For a process that wants to say clearly why it cannot start before it starts.
+ * Connects to the fleet's Redis, asks PING, and disconnects: resolves when Redis answers within `timeoutMs`,
+ * else throws {@link queueUnavailable}. For a process that wants to say clearly why it cannot start before it
+ * starts (a server that accepts the connection and never answers would otherwise keep it waiting for ever).
  */
-export async function checkRedis(options: FleetOptions): Promise<void> {
+export async function checkRedis(options: FleetOptions, timeoutMs = 10_000): Promise<void> {
   const keys = fleetKeys(options);
   const { redis } = await loadQueue();
-  const client = redis({ ...keys.redis, maxRetriesPerRequest: 1 });
+  const client = redis({ ...keys.redis, maxRetriesPerRequest: 1, commandTimeout: timeoutMs });
   const lastError = lastErrorOf(client);
   try {
     await client.ping();
   } catch (error) {
-    throw queueUnavailable(keys.redis, error, lastError());
+    const silent = error instanceof Error && error.message === 'Command timed out';
+    const cause = silent ? new RedisSilentError(timeoutMs) : error;
+    throw queueUnavailable(keys.redis, cause, silent ? undefined : lastError());
   } finally {
     client.disconnect();
+  }
+}
+
+/** A Redis that took the connection but did not answer PING in time. */
+class RedisSilentError extends Error {
+  override name = 'RedisSilentError';
+  readonly code = 'ESILENT';
+
+  constructor(timeoutMs: number) {
+    super(`no answer to PING within ${timeoutMs} ms`);
   }
 }
 

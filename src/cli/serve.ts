@@ -25,7 +25,15 @@ import {
 import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
-import { openStore, retentionMsOf, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
+import {
+  damageWarnings,
+  openStore,
+  retentionMsOf,
+  STORE_FLAGS,
+  storeChoiceOf,
+  storeCliError,
+  storePlace,
+} from './store.js';
 import {
   WEBHOOK_FLAG_NAMES,
   WEBHOOK_FLAGS,
@@ -129,7 +137,8 @@ MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MA
 Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
 --webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
 MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) one secret for every other key.
-Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen or cannot open the job store.
+Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen, open the job store or use the
+fleet's Redis.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
 `;
 
@@ -219,6 +228,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     built.close();
     throw error;
   }
+  for (const warning of damageWarnings(store)) await write(io.stderr, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
   const jobs = new BulkJobManager({
     ...(runner === undefined ? { verifier } : { runner }),

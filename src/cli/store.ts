@@ -2,7 +2,7 @@
  * The job store of `mailvet serve`: memory by default, PGlite with `--data DIR`, PostgreSQL with `--store URL`.
  * @module
  */
-import type { JobStore } from '../bulk/types.js';
+import type { JobStore, StoreDamage } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { redactUrl } from '../postgres/open-error.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
@@ -106,6 +106,18 @@ export async function openStore(choice: StoreChoice): Promise<JobStore | undefin
   } catch (error) {
     throw storeCliError(error);
   }
+}
+
+/**
+ * The warnings of `mailvet serve` about damage the durable `store` found when it opened (one line per damaged
+ * job, none when it is sound or not durable); `GET /healthz` answers 503 meanwhile.
+ */
+export function damageWarnings(store: JobStore | undefined): string[] {
+  const damage = (store as { readonly damage?: readonly StoreDamage[] } | undefined)?.damage ?? [];
+  return damage.map(
+    ({ jobId, problem }) =>
+      `mailvet: the job store is damaged: ${jobId === null ? problem : `job ${jobId} is ${problem}`}; its downloads fail part-way (restore the data from a backup)\n`,
+  );
 }
 
 /** A store failure as the CLI reports it: the store's own message, exit 3 (2 for a bad option). */

@@ -7,7 +7,7 @@ import type { DiagnosticsReport } from '../doctor/types.js';
 import type { Verifier } from '../verifier.js';
 import type { HttpLimits } from './limits.js';
 import type { QueryParams } from './params.js';
-import type { HttpWebhooks } from './webhooks.js';
+import type { HttpWebhooks } from './webhook-settings.js';
 
 /** The services and settings operations use, fixed when the handler is made. */
 export interface Services {

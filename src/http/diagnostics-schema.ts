@@ -3,7 +3,7 @@
  * @module
  */
 import { CHECK_NAMES, READINESS_CHECKS } from '../doctor/types.js';
-import type { Schema } from './schemas.js';
+import type { Schema } from './schema.js';
 
 const STATUS = { type: 'string', enum: ['pass', 'warn', 'fail', 'skipped'] } as const;
 

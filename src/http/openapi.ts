@@ -4,6 +4,7 @@
  */
 import { HTTP_ERRORS, type HttpErrorCode } from './errors.js';
 import { DEFAULT_LIMITS, type HttpLimits } from './limits.js';
+import { referencedSchemas, withoutDefaults } from './request-defaults.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { ROUTES, type Route } from './routes.js';
 import { SCHEMAS, type Schema } from './schemas.js';
@@ -120,6 +121,11 @@ export function openApiDocument(limits: Readonly<Required<HttpLimits>> = DEFAULT
     (paths[route.path] as Record<string, unknown>)[route.method.toLowerCase()] = operation(route);
   }
   const schemas: Record<string, Schema> = { ...SCHEMAS };
+  // Request bodies carry no `default`: generated clients would make those fields required (see request-defaults.ts).
+  const bodies = ROUTES.flatMap((route) => (route.requestBody === undefined ? [] : [route.requestBody]));
+  for (const name of referencedSchemas(bodies, schemas)) {
+    schemas[name] = withoutDefaults(schemas[name] as Schema);
+  }
   return {
     openapi: '3.1.0',
     info: {

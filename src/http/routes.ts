@@ -112,7 +112,7 @@ export const ROUTES: readonly Route[] = [
     operationId: 'getHealth',
     auth: false,
     summary:
-      'Liveness check and job store state (no key needed); 503 when the durable job store does not answer',
+      'Liveness check and job store state (no key needed); 503 when the durable job store does not answer, or is damaged',
     success: {
       status: 200,
       description:

@@ -7,10 +7,10 @@ import { JOB_STATUSES } from '../bulk/types.js';
 import { RESULT_FIELDS, STATUSES, SUB_STATUSES } from '../result.js';
 import { DIAGNOSTICS_REPORT } from './diagnostics-schema.js';
 import { HTTP_ERROR_CODES } from './errors.js';
+import type { Schema } from './schema.js';
 import { WEBHOOK_ATTEMPT, WEBHOOK_DELIVERIES, WEBHOOK_EVENT, WEBHOOK_SPEC } from './webhook-schemas.js';
 
-/** A JSON Schema object. */
-export type Schema = Readonly<Record<string, unknown>>;
+export type { Schema };
 
 const nullable = (type: string, extra: Schema = {}): Schema => ({ type: [type, 'null'], ...extra });
 

@@ -54,7 +54,7 @@ export const getOpenApi: Operation = async ({ services, json }) => json(200, ser
 /**
  * Liveness and the job store: 200 `{ status: 'ok', store }` where `store` is `memory` (jobs live in process) or
  * `up` (a durable store answered a trivial query within 2 s); 503 `service_unavailable` when the durable store
- * does not answer (a closed handler answers 503 before this runs). On an API node of a worker fleet it also
+ * does not answer, or found damage when it opened (a complete job whose results cannot all be read) (a closed handler answers 503 before this runs). On an API node of a worker fleet it also
  * reports `queue: 'up'` and `workers`, the number of workers with a live heartbeat (503 when the queue's Redis
  * does not answer).
  */
@@ -64,6 +64,12 @@ export const getHealth: Operation = async ({ services, json }) => {
     services.jobs.fleetHealth?.(),
   ]);
   if (store === 'down') throw new HttpError('service_unavailable', 'the job store does not answer');
+  if (store === 'damaged') {
+    throw new HttpError(
+      'service_unavailable',
+      "the job store is damaged: some complete jobs' results cannot all be read (the server log names them)",
+    );
+  }
   if (fleet?.queue === 'down') throw new HttpError('service_unavailable', 'the queue does not answer');
   return json(200, {
     status: 'ok',

@@ -5,7 +5,7 @@
  */
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/log.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../webhooks/target.js';
-import type { Schema } from './schemas.js';
+import type { Schema } from './schema.js';
 
 /** The `webhook` field of `POST /v1/bulk`. */
 export const WEBHOOK_SPEC: Schema = {

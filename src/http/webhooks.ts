@@ -5,11 +5,9 @@
  */
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
-import type { WebhookEventType } from '../webhooks/log.js';
 import {
   createWebhookNotifier,
   type PreparedWebhook,
-  type WebhookNotifier,
   type WebhookNotifierOptions,
 } from '../webhooks/notifier.js';
 import type { WebhookShare } from '../webhooks/share.js';
@@ -17,17 +15,10 @@ import { checkSecrets } from '../webhooks/sign.js';
 import { sha256Hex } from './auth.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
+import type { HttpWebhooks, WebhookKeyOptions } from './webhook-settings.js';
 import { wireJob } from './wire.js';
 
-/** One API key's webhook settings. */
-export interface WebhookKeyOptions {
-  /** Its `whsec_...` signing secrets: one, or two while rotating (deliveries carry a signature per secret). */
-  readonly secrets: readonly string[];
-  /** Webhook URL of the key's jobs created without a `webhook` field. @default none */
-  readonly url?: string;
-  /** Events of that default webhook. @default ['bulk.completed', 'bulk.failed'] */
-  readonly events?: readonly WebhookEventType[];
-}
+export type { HttpWebhooks, WebhookKeyOptions };
 
 /**
  * The `webhooks` option of `createHandler`: the notifier's options (resolver, transport, `allowAddresses`,
@@ -40,14 +31,6 @@ export interface HttpWebhookOptions
    * returns). A key without an entry cannot use webhooks (400).
    */
   readonly keys: Readonly<Record<string, WebhookKeyOptions>>;
-}
-
-/** What the routes use of the webhook settings. */
-export interface HttpWebhooks {
-  readonly notifier: WebhookNotifier;
-  /** The settings of `tenant`'s key, if any. */
-  settingsOf(tenant: string | undefined): Promise<WebhookKeyOptions | undefined>;
-  close(): Promise<void>;
 }
 
 /**

@@ -10,7 +10,7 @@ import { openError } from './open-error.js';
 
 /**
  * Why a data directory with this `mode` is refused, or `undefined` when only its owner may enter it. PGlite
- * creates its files readable and writable by everyone (0666, whatever the umask), so, as for PostgreSQL, the
+ * creates most files of a new database readable and writable by everyone (0666, whatever the umask), so, as for PostgreSQL, the
  * directory is what keeps other users out: group and others must have no access to it. Windows has no such
  * mode bits: nothing is refused there.
  */

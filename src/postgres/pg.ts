@@ -118,6 +118,7 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<Flee
       ownsDriver: options.pool === undefined,
       exclusive: false,
       asyncCommit: true,
+      checkDamage: false,
     });
   } catch (error) {
     await driver.close().catch(() => {});

@@ -115,6 +115,7 @@ async function openPglite(
       ownsDriver: options.db === undefined,
       exclusive: options.db === undefined,
       asyncCommit: false,
+      checkDamage: options.dataDir !== undefined,
     });
   } catch (error) {
     await driver.close().catch(() => {});

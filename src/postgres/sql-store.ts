@@ -7,6 +7,7 @@ import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord, ResultCommit, StoredRetry } from '../bulk/types.js';
 import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
+import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
@@ -46,7 +47,8 @@ function missingJob(id: string): Error {
 }
 
 /**
- * Opens the SQL job store on `driver`: migrates the schema, then returns the store. Used by `pgliteStore` and
+ * Opens the SQL job store on `driver`: migrates the schema, checks the complete jobs' results if asked
+ * ({@link findDamage}: the store's `damage`), then returns the store. Used by `pgliteStore` and
  * `postgresStore`; the store closes the driver on `close()` when `ownsDriver` is set.
  */
 export async function openSqlStore(
@@ -63,6 +65,13 @@ export async function openSqlStore(
      * checkpoint and a killed process would lose them.
      */
     readonly asyncCommit: boolean;
+    /**
+     * Check the complete jobs' results at open ({@link findDamage}): for a data directory of files this store
+     * alone uses (PGlite), where a truncated file would otherwise go unnoticed. It counts every stored result
+     * (measured: 2,000,000 in 1,000 jobs took 1.7-3 s on a PostgreSQL server on 2 loaded cores), so a server,
+     * which guards its own files and may be opened by many processes, is not checked.
+     */
+    readonly checkDamage: boolean;
   },
 ): Promise<FleetJobStore> {
   const s = options.schema;
@@ -72,6 +81,7 @@ export async function openSqlStore(
       `UPDATE ${s}.jobs SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL`,
     );
   }
+  const damage = options.checkDamage ? await findDamage(driver, s) : [];
   const node = randomUUID();
   const leaseMs = options.leaseMs;
 
@@ -207,6 +217,7 @@ export async function openSqlStore(
   return {
     durable: true,
     leaseMs,
+    damage,
     ...fleetOperations(driver, s),
 
     async saveJob(record) {

@@ -8,7 +8,7 @@
 import { isSmtpError } from '../errors.js';
 import type { SubStatus } from '../result.js';
 import type { ProviderProfileId } from './providers/profiles.js';
-import { readReply } from './reply-meaning/reading.js';
+import { type ReplyReading, readReply } from './reply-meaning/reading.js';
 import {
   CLASSIFICATION_RULES,
   type ClassificationRule,
@@ -18,7 +18,13 @@ import {
 import { SESSION_LIMIT, withoutEchoedAddresses } from './reply-meaning/wording.js';
 import type { SmtpReply, SmtpStage } from './types.js';
 
-export { CLASSIFICATION_RULES, type ClassificationRule, type ReplyContext, type SmtpOutcome };
+export {
+  CLASSIFICATION_RULES,
+  type ClassificationRule,
+  type ReplyContext,
+  type ReplyReading,
+  type SmtpOutcome,
+};
 
 /**
  * Whether `reply` refuses for the session rather than the mailbox: too many errors (Postfix's `421 4.7.0 Error:

@@ -19,6 +19,7 @@ import {
   type SessionFactory,
   type SessionSettings,
 } from './pool.js';
+import { profileOfHost } from './providers/profiles.js';
 import { DEFAULT_REPLY_LIMITS } from './reply.js';
 import { openSmtpSession } from './session.js';
 import type { Transport } from './types.js';
@@ -157,7 +158,9 @@ export function createProber(options: ProberOptions): Prober {
       { deadline: lease.deadline, trace: lease.trace },
     );
     if (outcome.kind !== 'reply' || outcome.stage !== 'rcpt') return 'inconclusive';
-    return catchAllOutcomeOf(classifyReply(outcome.reply, 'rcpt'));
+    // Read as the host's provider means it: Microsoft 365's 5.4.1 edge block refuses the random address.
+    const profile = profileOfHost(target.hostname)?.id ?? null;
+    return catchAllOutcomeOf(classifyReply(outcome.reply, 'rcpt', profile));
   }
 
   /** Settles with `answer`, or rejects when the lease's budget is spent or its signal fires first. */

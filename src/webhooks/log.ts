@@ -3,7 +3,9 @@
  * default keeps the newest jobs; a durable store can implement the same two methods.
  * @module
  */
-import type { Awaitable } from '../bulk/types.js';
+
+/** A value, or a promise of it (a log may be synchronous or not). */
+type Awaitable<T> = T | Promise<T>;
 
 /** The events a job's webhook can be told about. */
 export type WebhookEventType = 'bulk.completed' | 'bulk.failed' | 'bulk.progress';

@@ -3,11 +3,10 @@
  * `bulk.progress`, `bulk.completed` and `bulk.failed`, at least once, with retries over about a day.
  * @module
  */
-import { JobNotFoundError } from '../bulk/errors.js';
-import type { BulkJobManagerApi, Clock, Job, JobAccess } from '../bulk/types.js';
+import type { Clock } from '../clock.js';
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
-import { OptionsError } from '../errors.js';
+import { JobNotFoundError, OptionsError } from '../errors.js';
 import { WebhookInputError, WebhookRefusedError } from './errors.js';
 import {
   memoryWebhookLog,
@@ -28,6 +27,34 @@ import {
   webhookGuard,
 } from './target.js';
 import type { WebhookTransport } from './transport.js';
+
+/**
+ * What the notifier reads of a job. The bulk layer's `Job` has these fields (and more, which {@link
+ * WebhookNotifierOptions.present} may use); this seam declares them itself so that it imports nothing of the
+ * layer above it.
+ */
+export interface WebhookJob {
+  readonly id: string;
+  /** `complete` and `failed` are final; any other status is not. */
+  readonly status: string;
+  /** Addresses with a final result. */
+  readonly completed: number;
+}
+
+/** Whose job it is: a notifier attaches a webhook only to a job of that owner. */
+export interface WebhookJobAccess {
+  /** The caller's tenant. @default none */
+  readonly owner?: string;
+}
+
+/**
+ * The jobs a notifier watches: the two members of `BulkJobManager` it uses (the manager is passed as is).
+ * `get` answers `undefined` for a job that does not exist or belongs to another owner.
+ */
+export interface WebhookJobSource<J extends WebhookJob = WebhookJob> {
+  get(id: string, access?: WebhookJobAccess): Promise<J | undefined>;
+  on(event: 'progress' | 'complete' | 'failed', listener: (job: J) => void): () => void;
+}
 
 /** A job's webhook, as `POST /v1/bulk` and {@link WebhookNotifier.watch} take it. */
 export interface WebhookSpec {
@@ -60,7 +87,7 @@ export interface WebhookServerDetail {
 export const WEBHOOK_UNREACHABLE = 'the receiver could not be reached or sent no HTTP response';
 
 /** Options of {@link createWebhookNotifier}. Every field is optional. */
-export interface WebhookNotifierOptions {
+export interface WebhookNotifierOptions<J extends WebhookJob = WebhookJob> {
   /** Default signing secrets (`whsec_...`, one or two) for jobs watched without their own. @default none */
   readonly secrets?: readonly string[];
   /** Resolves webhook hosts. @default nodeResolver() */
@@ -90,7 +117,7 @@ export interface WebhookNotifierOptions {
   /** Makes `webhook-id`s. @default `msg_` + crypto.randomUUID() */
   readonly ids?: () => string;
   /** Turns the job into the payload's `data` (the HTTP adapter sends its wire form). @default the job as is */
-  readonly present?: (job: Job) => unknown;
+  readonly present?: (job: J) => unknown;
   /**
    * Shares webhooks with the notifiers of other nodes (the API nodes of a worker fleet: `manager.webhookShare()`).
    * `attach` saves the webhook there; a `bulk.completed` or `bulk.failed` event of a job this notifier has no
@@ -127,14 +154,14 @@ export interface WebhookNotifier {
    */
   prepare(spec: unknown, signing?: WebhookSigning): Promise<PreparedWebhook>;
   /** Attaches a prepared webhook to job `jobId`; a job that is finished already gets its final event. */
-  attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void>;
+  attach(jobId: string, webhook: PreparedWebhook, access?: WebhookJobAccess): Promise<void>;
   /**
    * Stops watching `jobId` (call it when the job is deleted): no more events are sent for it; deliveries
    * already under way keep their retries.
    */
   detach(jobId: string): void;
   /** `prepare` then `attach`. */
-  watch(jobId: string, spec: unknown, access?: JobAccess & Partial<WebhookSigning>): Promise<void>;
+  watch(jobId: string, spec: unknown, access?: WebhookJobAccess & Partial<WebhookSigning>): Promise<void>;
   /** The delivery attempts of `jobId`, oldest first. */
   deliveries(jobId: string): Promise<readonly WebhookAttempt[]>;
   /** Resolves when no attempt is in flight (retries may still be scheduled). */
@@ -197,9 +224,9 @@ const realClock: Clock = {
  * await notifier.watch(job.id, { url: 'https://hooks.example.com/mailvet' });
  * await jobs.start(job.id);
  */
-export function createWebhookNotifier(
-  manager: Pick<BulkJobManagerApi, 'on' | 'get'>,
-  options: WebhookNotifierOptions = {},
+export function createWebhookNotifier<J extends WebhookJob>(
+  manager: WebhookJobSource<J>,
+  options: WebhookNotifierOptions<J> = {},
 ): WebhookNotifier {
   const defaults = options.secrets === undefined ? undefined : checkSecrets(options.secrets, 'secrets');
   const guard = webhookGuard(options.allowAddresses ?? []);
@@ -216,7 +243,7 @@ export function createWebhookNotifier(
   const random = options.random ?? Math.random;
   const ids = options.ids ?? (() => `msg_${globalThis.crypto.randomUUID()}`);
   const log = options.log ?? memoryWebhookLog();
-  const present = options.present ?? ((job: Job) => job);
+  const present = options.present ?? ((job: J) => job);
   let resolver = options.resolver;
   let transport = options.transport;
   const share = options.share;
@@ -312,7 +339,7 @@ export function createWebhookNotifier(
     }
   }
 
-  function deliver(watch: Watch, type: WebhookEventType, job: Job): void {
+  function deliver(watch: Watch, type: WebhookEventType, job: J): void {
     if (closed || !watch.webhook.events.includes(type)) return;
     const now = clock.now();
     const body = JSON.stringify({ type, timestamp: iso(now), data: present(job) });
@@ -320,7 +347,7 @@ export function createWebhookNotifier(
     void attempt(watch, ids(), type, body, 1);
   }
 
-  function progress(watch: Watch, job: Job, force: boolean): void {
+  function progress(watch: Watch, job: J, force: boolean): void {
     const now = clock.now();
     if (job.completed === watch.lastProgressCompleted) return;
     if (!force && watch.lastProgressAt !== null && now - watch.lastProgressAt < progressIntervalMs) return;
@@ -329,7 +356,7 @@ export function createWebhookNotifier(
     deliver(watch, 'bulk.progress', job);
   }
 
-  function final(job: Job, type: WebhookEventType): void {
+  function final(job: J, type: WebhookEventType): void {
     const watch = watches.get(job.id);
     if (watch?.finished) return;
     if (watch !== undefined) watch.finished = true;
@@ -343,14 +370,14 @@ export function createWebhookNotifier(
     });
   }
 
-  function finish(watch: Watch, job: Job, type: WebhookEventType): void {
+  function finish(watch: Watch, job: J, type: WebhookEventType): void {
     progress(watch, job, true);
     deliver(watch, type, job);
     if (watch.deliveries === 0 && watches.get(job.id) === watch) watches.delete(job.id);
   }
 
   /** With a share: delivers the event of `job` if this node claims it, with its own webhook or the shared one. */
-  async function claimed(job: Job, type: WebhookEventType, local: Watch | undefined): Promise<void> {
+  async function claimed(job: J, type: WebhookEventType, local: Watch | undefined): Promise<void> {
     const watch = local ?? (await sharedWatch(job.id));
     if (watch === undefined) return;
     if (closed || !(await share!.claim(`${job.id}:${type}`))) {
@@ -414,7 +441,7 @@ export function createWebhookNotifier(
     return { target, events: list, secrets };
   }
 
-  async function attach(jobId: string, webhook: PreparedWebhook, access?: JobAccess): Promise<void> {
+  async function attach(jobId: string, webhook: PreparedWebhook, access?: WebhookJobAccess): Promise<void> {
     const watch: Watch = {
       jobId,
       webhook,

@@ -97,6 +97,22 @@ describe('checkRedis against loopback servers', () => {
     );
   });
 
+  it('gives up on a server that takes the connection and never answers', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const error = await checkRedis({ connection: `redis://127.0.0.1:${port}` }, 300).catch(
+        (caught) => caught,
+      );
+      expect((error as Error).message).toBe(
+        `cannot connect to the queue's Redis (redis://127.0.0.1:${port}): the server took the connection but does not answer (is this the Redis port? rediss:// for TLS?): no answer to PING within 300 ms`,
+      );
+    } finally {
+      silent.close();
+    }
+  });
+
   it('stops a spawned serve --redis with that one line and exit 3, before opening the store', async () => {
     const port = await freePort();
     const result = await run(

@@ -27,6 +27,7 @@ import {
 } from '../support/private-postgres.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+import { outputMatch } from '../support/wait-for.js';
 
 if (!HAS_POSTGRES_BINARIES) {
   console.warn('no PostgreSQL binaries (/usr/lib/postgresql/*/bin): the PostgreSQL outage tests are skipped');
@@ -202,13 +203,6 @@ describe.skipIf(!enabled)('PostgreSQL unreachable under a fleet job', () => {
       ],
       { env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
     const request = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${base}${path}`, {
         method,
@@ -224,12 +218,10 @@ describe.skipIf(!enabled)('PostgreSQL unreachable under a fleet job', () => {
     };
     let base = '';
     try {
-      for (let i = 0; i < 1500 && base === ''; i++) {
-        base = /listening on (http:\/\/\S+?)\/?\s/.exec(output)?.[1] ?? '';
-        if (child.exitCode !== null) throw new Error(`mailvet serve exited:\n${output}`);
-        if (base === '') await sleep(20);
-      }
-      expect(base).not.toBe('');
+      const { match } = await outputMatch(child, /listening on (http:\/\/\S+?)\/?\s/, {
+        what: 'mailvet serve',
+      });
+      base = match[1]!;
       const created = await request('POST', '/v1/bulk', { emails: ['a@d0.outage.test', 'b@d1.outage.test'] });
       expect(created.status).toBe(201); // no worker runs: the job stays processing
       const id = created.body.id as string;

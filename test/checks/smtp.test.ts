@@ -316,19 +316,41 @@ describe('smtpCheck and provider profiles', () => {
 
   it('reads a reply as the answering provider means it: Microsoft 365 edge block there, policy elsewhere', async () => {
     const edgeBlock = {
-      rcpt: () => reply(550, '5.4.1 Recipient address rejected: Access denied. AS(201806281)'),
+      rcpt: () => reply(550, '5.4.1 Recipient address rejected: Access denied'),
     };
     const m365 = stateFor(network({ '192.0.2.1': edgeBlock }).open, 'bob', {
       mailHosts: at('contoso-com.mail.protection.outlook.com'),
     });
     expect(await smtpCheck.run(m365)).toEqual({ status: 'invalid', sub_status: 'mailbox_not_found' });
     expect(m365.reason).toContain(
-      'answered RCPT TO with 550 5.4.1 Recipient address rejected: Access denied.',
+      'answered RCPT TO with 550 5.4.1 Recipient address rejected: Access denied',
     );
     const elsewhere = stateFor(network({ '192.0.2.1': edgeBlock }).open, 'bob', {
       mailHosts: at('mx.example.com'),
     });
     expect(await smtpCheck.run(elsewhere)).toEqual({ status: 'unknown', sub_status: 'antispam_system' });
+  });
+
+  it("Microsoft 365's edge block refuses the catch-all probe: conclusive, cached, one probe per domain", async () => {
+    const rcpt = (recipient: string) =>
+      recipient.startsWith('alice@') || recipient.startsWith('carol@')
+        ? reply(250, '2.1.5 Recipient OK')
+        : reply(550, '5.4.1 Recipient address rejected: Access denied. AS(201806281)');
+    const net = network({ '192.0.2.1': { rcpt } });
+    const hosts = at('contoso-com.mail.protection.outlook.com');
+    const first = stateFor(net.open, 'alice', { mailHosts: hosts });
+    expect(await smtpCheck.run(first)).toEqual({ status: 'valid', sub_status: null });
+    // A second address on the same prober: the refused probe is cached, so no second probe is sent.
+    const second: CheckState = {
+      ...first,
+      address: address('carol'),
+      reason: null,
+    };
+    expect(await smtpCheck.run(second)).toEqual({ status: 'valid', sub_status: null });
+    const probes = net.hosts['192.0.2.1']!.sessions.flatMap((session) => session.commands).filter((command) =>
+      command.startsWith(`RCPT TO:<${PROBE}@`),
+    );
+    expect(probes).toHaveLength(1);
   });
 
   it('an accept-all provider is never valid on a 250 alone (catch-all probe off)', async () => {
@@ -356,5 +378,21 @@ describe('smtpCheck and provider profiles', () => {
     });
     expect(await smtpCheck.run(state)).toEqual({ status: 'valid', sub_status: null });
     expect(state.accept_all).toBe(false);
+  });
+});
+
+describe('smtpCheck reason', () => {
+  it('quotes the deciding reply exactly, and at most 300 characters of it', async () => {
+    const text = '5.1.1 <bob@example.com>: Recipient address rejected: User unknown in virtual mailbox table';
+    const state = stateFor(network({ '192.0.2.1': { rcpt: () => reply(550, text) } }).open, 'bob');
+    expect(await smtpCheck.run(state)).toEqual({ status: 'invalid', sub_status: 'mailbox_not_found' });
+    expect(state.reason).toBe(`mx1.example.com [192.0.2.1] answered RCPT TO with 550 ${text}`);
+
+    const long = `5.7.1 blocked ${'x'.repeat(1000)}`;
+    const bounded = stateFor(network({ '192.0.2.1': { rcpt: () => reply(554, long) } }).open, 'bob');
+    expect(await smtpCheck.run(bounded)).toEqual({ status: 'unknown', sub_status: 'antispam_system' });
+    expect(bounded.reason).toBe(
+      `mx1.example.com [192.0.2.1] answered RCPT TO with 554 ${long.slice(0, 300)}`,
+    );
   });
 });

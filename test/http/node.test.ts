@@ -345,7 +345,7 @@ describe('the Node listener', () => {
     const gone = leave('/late');
     await lateEntered.promise; // the request has reached the handler
     gone.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 50)); // and the close reach the server
+    await waitFor(() => direct.closedConnections() === 2, { what: 'the server to see both clients go' });
     readLate();
     while (signals.length < 2) await new Promise((resolve) => setImmediate(resolve));
     expect(signals[1]?.aborted).toBe(true);
@@ -508,13 +508,16 @@ describe('the Node listener', () => {
 
 async function startListener(
   listener: ReturnType<typeof toNodeListener>,
-): Promise<{ url: string; close: () => Promise<void> }> {
+): Promise<{ url: string; closedConnections: () => number; close: () => Promise<void> }> {
   const { createServer: createHttpServer } = await import('node:http');
   const server = createHttpServer(listener);
+  let closed = 0;
+  server.on('connection', (socket) => socket.on('close', () => closed++));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
+    closedConnections: () => closed,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -1,6 +1,6 @@
 /**
- * A PGlite data directory holds every tenant's addresses, and PGlite writes its files readable and writable by
- * everyone (0666, whatever the umask): the directory is created 0700, and one that group or others may enter is
+ * A PGlite data directory holds every tenant's addresses, and PGlite writes most files of a new database readable
+ * and writable by everyone (0666, whatever the umask): the directory is created 0700, and one that group or others may enter is
  * refused, as PostgreSQL refuses its own.
  */
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permissionRefusal } from '../../src/postgres/data-dir.js';
 import { pgliteStore } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { run } from '../support/mailvet-bin.js';
+
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS);
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {

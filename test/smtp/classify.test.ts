@@ -214,7 +214,19 @@ const EXAMPLES: readonly Example[] = [
   [
     'perm-refused-us',
     'rcpt',
-    '550 5.4.1 Recipient address rejected: Access denied. AS(201806281)',
+    '550 5.4.1 <a@b.example>: Recipient address rejected: Access denied',
+    'antispam_system',
+  ],
+  [
+    'microsoft365-edge-block',
+    'rcpt',
+    '550 5.4.1 Recipient address rejected: Access denied. AS(201806281) [BN1NAM02FT022.eop-nam02.prod.protection.outlook.com]',
+    'mailbox_not_found',
+  ],
+  [
+    'perm-refused-us',
+    'rcpt',
+    '550 5.4.1 Relay Access Denied [BN1NAM02FT022.eop-nam02.prod.protection.outlook.com]',
     'antispam_system',
   ],
   [

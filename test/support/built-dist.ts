@@ -101,6 +101,11 @@ async function build(): Promise<void> {
  * machine).
  */
 export async function ensureBuiltDist(): Promise<void> {
+  await buildWhenStale();
+  distEnsured = true;
+}
+
+async function buildWhenStale(): Promise<void> {
   const hash = await sourceHash();
   if (await isFresh(hash)) return;
   await lock();
@@ -110,6 +115,21 @@ export async function ensureBuiltDist(): Promise<void> {
     await writeFile(STAMP, hash);
   } finally {
     await rm(LOCK, { recursive: true, force: true });
+  }
+}
+
+/** Whether {@link ensureBuiltDist} has run in this test process. */
+let distEnsured = false;
+
+/**
+ * Throws unless {@link ensureBuiltDist} ran in this test process: a test that runs dist/ without it would test
+ * whatever an earlier build left there, and pass or fail for the wrong reason.
+ */
+export function assertBuiltDist(): void {
+  if (!distEnsured) {
+    throw new Error(
+      'this test runs dist/: call beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS) in its file first',
+    );
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { assertBuiltDist } from './built-dist.js';
 
 /** The built bin. */
 export const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
@@ -18,6 +19,7 @@ export interface Exit {
 
 /** Starts `mailvet args` with only PATH and `env` in its environment; stdin stays open. */
 export function start(args: string[], options: { env?: Record<string, string>; nodeArgs?: string[] } = {}) {
+  assertBuiltDist();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

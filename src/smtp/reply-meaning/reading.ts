@@ -4,7 +4,7 @@
  * @module
  */
 import type { SmtpReply } from '../types.js';
-import { prefixOf, withoutEchoedAddresses } from './wording.js';
+import { MICROSOFT_SIGNED, prefixOf, withoutEchoedAddresses } from './wording.js';
 
 /** One reply, read for the rules. */
 export interface ReplyReading {
@@ -20,6 +20,8 @@ export interface ReplyReading {
   readonly about: 'recipient' | 'us' | null;
   /** The text the wording rules read: after the last prefix when there is one, without echoed addresses. */
   readonly text: string;
+  /** True when the reply names Microsoft's servers or tags (see `MICROSOFT_SIGNED`). */
+  readonly microsoftSigned: boolean;
 }
 
 const EMBEDDED = /(?:^|[\s(#[])([245])\.(\d{1,3})\.(\d{1,3})(?![.\d])/;
@@ -40,6 +42,7 @@ export function readReply(reply: SmtpReply): ReplyReading {
     enhanced: reply.enhanced ?? embeddedCode(reply.text, Math.floor(reply.code / 100)),
     about: prefixed?.about ?? null,
     text: prefixed?.rest ?? text,
+    microsoftSigned: MICROSOFT_SIGNED.test(reply.text),
   };
 }
 

@@ -49,6 +49,15 @@ const temporary = (r: ReplyReading) => r.reply.code >= 400 && r.reply.code < 500
 const permanent = (r: ReplyReading) => r.reply.code >= 500 && r.reply.code < 600;
 const at = (context: ReplyContext, profile: ProviderProfileId) =>
   context.stage === 'rcpt' && context.profile === profile;
+/**
+ * At Microsoft (Microsoft 365 or Outlook.com): the answering MX has a Microsoft profile, or, when the MX is of no
+ * known provider, the reply itself names Microsoft's servers or tags.
+ */
+const atMicrosoft = (r: ReplyReading, context: ReplyContext) =>
+  context.stage === 'rcpt' &&
+  (context.profile === 'microsoft365' ||
+    context.profile === 'outlook' ||
+    (context.profile === null && r.microsoftSigned));
 const aboutSession = (r: ReplyReading) => SESSION_LIMIT.test(r.text) || ENVELOPE_FULL.test(r.text);
 /**
  * RFC 3463 subjects that never say that a mailbox is missing: 5.1.4 (ambiguous), 5.1.5, 5.2.3 (message too
@@ -111,17 +120,22 @@ export const CLASSIFICATION_RULES: readonly ClassificationRule[] = Object.freeze
   {
     id: 'microsoft365-edge-block',
     description:
-      'Microsoft 365 (`*.mail.protection.outlook.com`) only: `550 5.4.1 Recipient address rejected: Access denied`, its Directory-Based Edge Blocking of a missing recipient',
+      "Microsoft only (a Microsoft 365 / Outlook.com MX, or a reply naming Microsoft's servers): `550 5.4.1 Recipient address rejected: Access denied`, Directory-Based Edge Blocking of a missing recipient",
     outcome: 'mailbox_not_found',
     matches: (r, context) =>
-      at(context, 'microsoft365') && permanent(r) && codeIn(r, '5.4.1') && /access denied/i.test(r.text),
+      atMicrosoft(r, context) &&
+      permanent(r) &&
+      codeIn(r, '5.4.1') &&
+      r.about === 'recipient' &&
+      /^access denied/i.test(r.text),
   },
   {
     id: 'outlook-mailbox-unavailable',
-    description: 'Outlook.com / Hotmail only: `550 5.5.0 Requested action not taken: mailbox unavailable`',
+    description:
+      "Microsoft only (as row 8): Outlook.com's `550 5.5.0 Requested action not taken: mailbox unavailable`",
     outcome: 'mailbox_not_found',
     matches: (r, context) =>
-      at(context, 'outlook') && permanent(r) && codeIn(r, '5.5.0') && /mailbox unavailable/i.test(r.text),
+      atMicrosoft(r, context) && permanent(r) && codeIn(r, '5.5.0') && /mailbox unavailable/i.test(r.text),
   },
   {
     id: 'trendmicro-directory',

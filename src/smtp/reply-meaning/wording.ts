@@ -60,6 +60,12 @@ export const SESSION_LIMIT =
 /** A full envelope (`452 4.5.3` / `552 5.5.3 Too many recipients`): about the transaction, not the mailbox. */
 export const ENVELOPE_FULL = /\btoo many recipients\b/i;
 
+/**
+ * A reply that names Microsoft's mail servers or tags (`*.protection.outlook.com`, Exchange Online Protection's
+ * `AS(201806281)`, Outlook.com's `(S2017062302)`): it comes from Microsoft, also when the MX name is not known.
+ */
+export const MICROSOFT_SIGNED = /protection\.outlook\.com|\(S\d{10}\)|\bAS\(\d{6,12}\)/i;
+
 /** An address in angle brackets, as servers echo the recipient (`550 5.1.1 <throttle@example.com>: ...`). */
 const ECHOED_ADDRESS = /<[^<>@]*@[^<>]*>/g;
 
