@@ -46,12 +46,12 @@
  *                         [--against=<git ref>] [--rate=<requests/s>]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer as createBareServer } from 'node:http';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildCheckout, buildRef, type Code, REPO } from './compile.js';
 
 interface CannonResult {
   requests: { average: number };
@@ -65,16 +65,6 @@ type Autocannon = (options: Record<string, unknown>) => Promise<CannonResult>;
 const KEY = 'bench-key';
 const ADDRESS = 'john.smith@gmail.com';
 const CONNECTIONS = 50;
-const REPO = fileURLToPath(new URL('..', import.meta.url));
-
-/**
- * The mailvet code a side loads: a directory of modules laid out as `src/` is, and their extension (`js` for
- * the compiled output of `tsc`, `ts` for the sources, which tsx transforms).
- */
-interface Code {
-  readonly dir: string;
-  readonly ext: 'js' | 'ts';
-}
 
 /** The child: serves `mode` (`bare`, `hono` or `mailvet`) with the mailvet `code` given and prints its URL. */
 async function serve(mode: string, code: Code): Promise<void> {
@@ -249,60 +239,6 @@ function report(name: string, runs: readonly Measure[]): void {
       (v) => v.toFixed(1),
     )} µs CPU/req${failures > 0 ? `   FAILURES ${failures}` : ''}`,
   );
-}
-
-/** A new temporary directory, listed in `made` (to be removed), that resolves packages from this checkout. */
-function temporary(made: string[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mailvet-bench-'));
-  made.push(dir);
-  symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  return dir;
-}
-
-/**
- * Compiles the project `tsconfig` (a `tsconfig.build.json`, rootDir src) with this checkout's TypeScript into
- * `dir`/dist, as `npm run build` does into `dist/`, and returns the compiled code. Throws with tsc's output if
- * the compile fails.
- */
-function build(what: string, tsconfig: string, dir: string): Code {
-  const out = join(dir, 'dist');
-  const tsc = join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
-  try {
-    execFileSync(process.execPath, [tsc, '-p', tsconfig, '--outDir', out, '--declaration', 'false'], {
-      cwd: dir,
-      stdio: 'pipe',
-    });
-  } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: Buffer | string; stderr?: Buffer | string };
-    throw new Error(`tsc -p tsconfig.build.json could not compile ${what}:\n${stdout}${stderr}`.trimEnd());
-  }
-  return { dir: out, ext: 'js' };
-}
-
-/** This checkout's `src/`, compiled into a temporary directory. */
-function buildCheckout(made: string[]): Code {
-  const dir = temporary(made);
-  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
-  return build('this checkout', join(REPO, 'tsconfig.build.json'), dir);
-}
-
-/** Extracts `src/` and the tsconfig files of commit `ref` into a temporary directory and compiles them there. */
-function buildRef(ref: string, made: string[]): Code {
-  const dir = temporary(made);
-  const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
-  let archive: Buffer;
-  try {
-    archive = execFileSync('git', ['-C', REPO, 'archive', ref, ...files], {
-      maxBuffer: 1 << 30,
-      stdio: 'pipe',
-    });
-  } catch (error) {
-    throw new Error(
-      `git archive could not extract ${files.join(', ')} of ${ref}:\n${(error as { stderr?: Buffer }).stderr ?? ''}`.trimEnd(),
-    );
-  }
-  execFileSync('tar', ['-x', '-C', dir], { input: archive });
-  return build(`--against=${ref}`, join(dir, 'tsconfig.build.json'), dir);
 }
 
 async function main(): Promise<void> {

@@ -20,6 +20,7 @@ const BENCHES: Record<string, string[]> = {
   store: ['--import', 'tsx', 'bench/store.ts'],
   fleet: ['--import', 'tsx', 'bench/fleet.ts'],
   postfix: ['--import', 'tsx', 'bench/postfix.ts'],
+  'cold-start': ['--import', 'tsx', 'bench/cold-start.ts'],
 };
 
 /** Benchmarks that run only when named (they need a server set up by hand). */

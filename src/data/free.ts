@@ -5,10 +5,9 @@
 import type { ListPatch } from '../options.js';
 import { normalizeDomainEntry } from './domains.js';
 import { domains } from './generated/free.js';
-import { type Lookup, lazySet, memoByPatch, patched } from './lookup.js';
+import { type Lookup, memoByPatch, patched, sortedList } from './lookup.js';
 
-const all = lazySet(domains);
-const BUILT_IN: Lookup = { has: (domain) => all().has(domain) };
+const BUILT_IN: Lookup = sortedList(domains);
 
 const withPatch = memoByPatch((patch: ListPatch) => patched(BUILT_IN, patch, normalizeDomainEntry));
 

@@ -4,7 +4,7 @@
  */
 import type { ListPatch } from '../options.js';
 import { names } from './generated/role.js';
-import { type Lookup, lazySet, memoByPatch, patched } from './lookup.js';
+import { type Lookup, memoByPatch, patched, sortedList } from './lookup.js';
 
 /**
  * Normalises a local part for role matching: lower case, without a `+tag`, without the separators `-`, `_`
@@ -27,8 +27,7 @@ export function normalizeRoleLocalPart(local: string): string {
   return start === 0 ? base : out + base.slice(start);
 }
 
-const all = lazySet(names);
-const BUILT_IN: Lookup = { has: (name) => all().has(name) };
+const BUILT_IN: Lookup = sortedList(names);
 
 const withPatch = memoByPatch((patch: ListPatch) => patched(BUILT_IN, patch, normalizeRoleLocalPart));
 

@@ -1,10 +1,11 @@
 /**
  * A transport through a SOCKS proxy (the `socks` package): port 25 is blocked on most clouds, so verification
  * often has to go out through a relay that may open it. The proxy receives the mail server's IP address
- * (already resolved and guarded), never a host name.
+ * (already resolved and guarded), never a host name. The `socks` package is loaded on the first connect, so a
+ * process that never uses a proxy (most `mailvet verify` runs) does not pay for loading it.
  * @module
  */
-import { SocksClient, type SocksProxy } from 'socks';
+import type { SocksProxy } from 'socks';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { OptionsError, SmtpError } from '../errors.js';
 import { connectSocket } from './connect.js';
@@ -131,6 +132,7 @@ export function socksTransport(options: SocksTransportOptions): Transport {
       );
       const unwatch = watchOptionalAbort(signal, () => socket.destroy());
       try {
+        const { SocksClient } = await import('socks');
         const { socket: tunnel } = await SocksClient.createConnection({
           proxy: socksProxy,
           command: 'connect',

@@ -7,6 +7,7 @@ import * as disposableData from '../../src/data/generated/disposable.js';
 import * as freeData from '../../src/data/generated/free.js';
 import * as roleData from '../../src/data/generated/role.js';
 import * as typoGenerated from '../../src/data/generated/typo.js';
+import { inSortedLines } from '../../src/data/lookup.js';
 import { isRoleLocalPart, normalizeRoleLocalPart, roleNames } from '../../src/data/role.js';
 import { LIST_SOURCES } from '../../src/data/sources.js';
 import { typoData } from '../../src/data/typo.js';
@@ -61,6 +62,17 @@ describe('generated lists', () => {
       const entries = lines(text);
       expect(entries).toEqual([...new Set(entries)].sort());
       expect(entries.filter((entry) => !/^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(entry))).toEqual([]);
+    }
+  });
+
+  it('are sorted as the binary search of their lookups needs: it finds every entry', () => {
+    for (const text of [
+      disposableData.domains,
+      disposableData.exactDomains,
+      freeData.domains,
+      roleData.names,
+    ]) {
+      expect(lines(text).filter((entry) => !inSortedLines(text, entry))).toEqual([]);
     }
   });
 

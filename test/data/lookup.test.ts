@@ -1,20 +1,71 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { domainOrParentIn, normalizeDomainEntry } from '../../src/data/domains.js';
-import { EMPTY, lazySet, memoByPatch, patchEntries, patched } from '../../src/data/lookup.js';
+import {
+  EMPTY,
+  inSortedLines,
+  memoByPatch,
+  patchEntries,
+  patched,
+  SEARCHES_BEFORE_SET,
+  sortedList,
+} from '../../src/data/lookup.js';
 import type { ListPatch } from '../../src/options.js';
 
 const lower = (entry: string) => entry.trim().toLowerCase();
 
-describe('lazySet', () => {
-  it('splits the text into a set on first use and keeps it', () => {
-    const get = lazySet('a.com\nb.com');
-    const first = get();
-    expect([...first]).toEqual(['a.com', 'b.com']);
-    expect(get()).toBe(first);
+describe('inSortedLines', () => {
+  const text = ['a.com', 'b.com', 'b.com.br', 'bb.com', 'mail.b.com', 'z.org'].join('\n');
+
+  it('finds every line, first, middle and last', () => {
+    for (const line of text.split('\n')) expect(inSortedLines(text, line), line).toBe(true);
   });
 
-  it('gives an empty set for empty text', () => {
-    expect(lazySet('')().size).toBe(0);
+  it('finds no prefix, extension, part or neighbour of a line', () => {
+    for (const entry of [
+      '',
+      'a',
+      'a.co',
+      'b.com.',
+      'com',
+      '.com',
+      'b.com\nb',
+      '0',
+      'zz',
+      'c.com',
+      'z.org\n',
+    ]) {
+      expect(inSortedLines(text, entry), JSON.stringify(entry)).toBe(false);
+    }
+  });
+
+  it('agrees with a set on any sorted list and any entry', () => {
+    const entry = fc.stringMatching(/^[a-c.]{0,4}$/);
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { maxLength: 40 }), entry, (entries, probe) => {
+        const sorted = entries.filter((line) => line !== '').sort();
+        expect(inSortedLines(sorted.join('\n'), probe)).toBe(probe !== '' && sorted.includes(probe));
+      }),
+    );
+  });
+});
+
+describe('sortedList', () => {
+  const entries = Array.from({ length: 300 }, (_, i) => `d${String(i).padStart(3, '0')}.com`);
+  const probes = [...entries, 'd300.com', 'd.com', 'e000.com', ''];
+
+  it('answers the same before and after it builds its set', () => {
+    const list = sortedList(entries.join('\n'));
+    const rounds = Math.ceil(SEARCHES_BEFORE_SET / probes.length) + 1;
+    for (let round = 0; round < rounds; round += 1) {
+      for (const probe of probes) expect(list.has(probe), probe).toBe(entries.includes(probe));
+    }
+  });
+
+  it('holds nothing for empty text', () => {
+    const list = sortedList('');
+    for (let i = 0; i <= SEARCHES_BEFORE_SET; i += 1) expect(list.has('')).toBe(false);
+    expect(list.has('a.com')).toBe(false);
   });
 });
 
