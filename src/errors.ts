@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   limit_exceeded: 429,
   store_error: 500,
   store_unavailable: 503,
+  store_locked: 503,
   lease_lost: 409,
   queue_unavailable: 503,
   webhook_refused: 422,

@@ -125,6 +125,7 @@ export {
   type CheckStatus,
   type DiagnosticCheck,
   type DiagnosticsReport,
+  READINESS_CHECKS,
 } from './doctor/types.js';
 export {
   DnsError,
@@ -166,7 +167,7 @@ export {
   verdictOf,
 } from './result.js';
 export { resultJson } from './result-json.js';
-export type { VerifierRuntime } from './runtime.js';
+export type { PlatformDefaults, VerifierRuntime } from './runtime.js';
 export {
   PENALTIES,
   STATUS_FLOOR,
@@ -181,6 +182,7 @@ export {
   classifyError,
   classifyReply,
   explainReply,
+  type ReplyContext,
   type SmtpOutcome,
 } from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
@@ -195,6 +197,12 @@ export {
 } from './smtp/pool.js';
 export type { CatchAllRequest, Prober, ProberStats } from './smtp/prober.js';
 export { providerOf, providerOfHost } from './smtp/provider.js';
+export {
+  PROVIDER_PROFILES,
+  type ProviderProfile,
+  type ProviderProfileId,
+  profileOfHost,
+} from './smtp/providers/profiles.js';
 export { parseReply, type ReplyLimits } from './smtp/reply.js';
 export { openSmtpSession, type SessionOptions } from './smtp/session.js';
 export {
@@ -230,6 +238,7 @@ export {
   suggestDomain,
 } from './typo/suggest.js';
 export { createVerifier, type Verifier, verify } from './verifier.js';
+export { createVerifierWith } from './verifier-core.js';
 export { WebhookInputError, WebhookRefusedError } from './webhooks/errors.js';
 export {
   type MemoryWebhookLogOptions,
@@ -244,8 +253,10 @@ export { type NodeWebhookTransportOptions, nodeWebhookTransport } from './webhoo
 export {
   createWebhookNotifier,
   type PreparedWebhook,
+  WEBHOOK_UNREACHABLE,
   type WebhookNotifier,
   type WebhookNotifierOptions,
+  type WebhookServerDetail,
   type WebhookSigning,
   type WebhookSpec,
 } from './webhooks/notifier.js';
@@ -258,6 +269,7 @@ export {
   checkTarget,
   MAX_WEBHOOK_URL_LENGTH,
   parseWebhookUrl,
+  type WebhookSettingNames,
   type WebhookUrl,
 } from './webhooks/target.js';
 export type { WebhookRequest, WebhookResponse, WebhookTransport } from './webhooks/transport.js';

@@ -1,22 +1,32 @@
 /**
- * Resources a verifier owns and shares between its verifications.
+ * Resources a verifier owns and shares between its verifications. Runtime-free: the seams the options leave unset
+ * come from {@link PlatformDefaults} (Node's are in node-runtime.ts).
  * @module
  */
-import { cachedResolver } from './dns/cached.js';
-import { nodeResolver } from './dns/node.js';
 import type { Resolver } from './dns/types.js';
 import { MailvetError } from './errors.js';
 import type { ResolvedOptions } from './options.js';
-import { defaultHeloHost } from './smtp/host.js';
 import { createProber, type Prober } from './smtp/prober.js';
-import { tcpTransport } from './smtp/tcp.js';
 import type { Transport } from './smtp/types.js';
+
+/**
+ * What a platform gives a verifier for the seams its options leave unset: each is called at most once per
+ * verifier, when first needed (a verifier given `resolver`, `transport` and `heloHost` never calls them).
+ */
+export interface PlatformDefaults {
+  /** The DNS seam when `resolver` is unset; the verifier closes it on dispose. */
+  resolver(): Resolver;
+  /** The TCP seam when `transport` is unset. */
+  transport(): Transport;
+  /** The HELO name when `heloHost` is unset. */
+  heloHost(): string;
+}
 
 /** Shared resources of one verifier; created by `createVerifier`, released by `dispose()`. */
 export interface VerifierRuntime {
-  /** DNS seam (default: a cached node:dns resolver). */
+  /** DNS seam (default: the platform's; on Node a cached node:dns resolver). */
   readonly resolver: Resolver;
-  /** TCP seam (default: node:net). */
+  /** TCP seam (default: the platform's; on Node node:net). */
   readonly transport: Transport;
   /** Clock in milliseconds. */
   readonly now: () => number;
@@ -33,13 +43,13 @@ export interface OwnedRuntime extends VerifierRuntime {
 }
 
 /**
- * Builds the runtime of a verifier from its resolved options, with real defaults for each seam. The resolver
+ * Builds the runtime of a verifier from its resolved options, with `platform`'s default for each unset seam. The resolver
  * and the prober (pools, catch-all cache) are made on first use, so a verifier that never goes on the network
  * (`dns: false`, or a `verify(email, options)` call that fails syntax) costs microseconds, not the
  * milliseconds their caches take to allocate.
  */
-export function createRuntime(options: ResolvedOptions): OwnedRuntime {
-  const transport = options.transport ?? tcpTransport();
+export function createRuntime(options: ResolvedOptions, platform: PlatformDefaults): OwnedRuntime {
+  const transport = options.transport ?? platform.transport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
   let resolver: Resolver | undefined = options.resolver;
@@ -47,7 +57,7 @@ export function createRuntime(options: ResolvedOptions): OwnedRuntime {
   let closed = false;
   return {
     get resolver() {
-      resolver ??= cachedResolver(nodeResolver());
+      resolver ??= platform.resolver();
       return resolver;
     },
     transport,
@@ -58,7 +68,7 @@ export function createRuntime(options: ResolvedOptions): OwnedRuntime {
         throw new MailvetError('disposed', 'the verifier has been disposed');
       prober ??= createProber({
         transport,
-        heloHost: options.heloHost ?? defaultHeloHost(),
+        heloHost: options.heloHost ?? platform.heloHost(),
         perMxConcurrency: options.perMxConcurrency,
         concurrency: options.concurrency,
         maxRcptPerSession: options.maxRcptPerSession,

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from './support/built-dist.js';
 
 const run = promisify(execFile);
 
@@ -10,6 +11,7 @@ interface PackedFile {
   readonly path: string;
 }
 
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the exports map names dist/
 describe('the published package', () => {
   it('ships the LICENSE that package.json promises, the README and the docs', async () => {
     const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
@@ -52,7 +54,7 @@ describe('the published package', () => {
       expect(pkg.peerDependenciesMeta[name]?.optional).toBe(true);
       expect(pkg.dependencies[name]).toBeUndefined();
     }
-    // Through a URL: the build is made by the tests' global setup, after `npm run typecheck` has run.
+    // Through a URL: dist/ is built (when stale) by ensureBuiltDist above.
     const built = new URL('../dist/bullmq/index.js', import.meta.url).href;
     const entry = (await import(built)) as Record<string, unknown>;
     expect(typeof entry.bullmqRunner).toBe('function');

@@ -1,24 +1,68 @@
 import { describe, expect, it } from 'vitest';
+import { nodeDefaults } from '../src/node-runtime.js';
 import { resolveOptions } from '../src/options.js';
-import { createRuntime } from '../src/runtime.js';
+import { createRuntime, type PlatformDefaults } from '../src/runtime.js';
 import { staticResolver } from '../src/testing/static-resolver.js';
 
 describe('createRuntime', () => {
   it('uses the caller resolver and never closes it', async () => {
     const resolver = staticResolver({});
     let closed = 0;
-    const runtime = createRuntime(resolveOptions({ resolver: { ...resolver, close: () => void closed++ } }));
+    const runtime = createRuntime(
+      resolveOptions({ resolver: { ...resolver, close: () => void closed++ } }),
+      nodeDefaults,
+    );
     await expect(runtime.resolver.mx('example.com')).resolves.toMatchObject({ kind: 'nxdomain' });
     await runtime.close();
     expect(closed).toBe(0);
   });
 
   it('makes the prober on first use, once, and refuses a new one after close', async () => {
-    const runtime = createRuntime(resolveOptions({ heloHost: 'probe.example' }));
+    const runtime = createRuntime(resolveOptions({ heloHost: 'probe.example' }), nodeDefaults);
     expect(runtime.prober).toBe(runtime.prober);
     await runtime.close();
-    const idle = createRuntime(resolveOptions());
+    const idle = createRuntime(resolveOptions(), nodeDefaults);
     await idle.close();
     expect(() => idle.prober).toThrow(expect.objectContaining({ code: 'disposed' }));
+  });
+
+  it('takes each unset seam from the platform, once and only when first needed', async () => {
+    const calls: string[] = [];
+    const resolver = staticResolver({});
+    const called =
+      <T>(seam: string, value: T) =>
+      () => {
+        calls.push(seam);
+        return value;
+      };
+    const platform: PlatformDefaults = {
+      resolver: called('resolver', resolver),
+      transport: called('transport', { connect: () => Promise.reject(new Error('no network')) }),
+      heloHost: called('heloHost', 'platform.example'),
+    };
+    const runtime = createRuntime(resolveOptions(), platform);
+    expect(calls).toEqual(['transport']);
+    expect(runtime.resolver).toBe(resolver);
+    expect(runtime.resolver).toBe(resolver);
+    expect(runtime.prober).toBe(runtime.prober);
+    expect(calls).toEqual(['transport', 'resolver', 'heloHost']);
+    await runtime.close();
+  });
+
+  it('calls no platform default for a seam the options give', async () => {
+    const refuse = (): never => {
+      throw new Error('the platform default was used');
+    };
+    const runtime = createRuntime(
+      resolveOptions({
+        resolver: staticResolver({}),
+        transport: { connect: () => Promise.reject(new Error('no network')) },
+        heloHost: 'given.example',
+      }),
+      { resolver: refuse, transport: refuse, heloHost: refuse },
+    );
+    expect(runtime.prober).toBeDefined();
+    await expect(runtime.resolver.mx('example.com')).resolves.toMatchObject({ kind: 'nxdomain' });
+    await runtime.close();
   });
 });

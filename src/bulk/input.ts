@@ -5,6 +5,7 @@
 import { JobInputError, LimitError } from './errors.js';
 import { checkGreylistDelays } from './options.js';
 import { type EncodedSource, encodeSource, sourceMismatch } from './source.js';
+import { LONE_SURROGATE, unstorableText } from './storable.js';
 import type { CreateJobInput, JobAccess, JobSource } from './types.js';
 
 /** Longest job name. */
@@ -13,7 +14,6 @@ export const MAX_NAME_LENGTH = 256;
 export const MAX_OWNER_LENGTH = 1024;
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry', 'webhook', 'source']);
 
 /** A validated {@link CreateJobInput}. */
@@ -38,8 +38,16 @@ export function ownerOf(access: JobAccess | undefined): string | null {
   if (access === undefined) return null;
   const owner = plainObject(access, 'options').owner;
   if (owner === undefined) return null;
-  if (typeof owner !== 'string' || owner.length === 0 || owner.length > MAX_OWNER_LENGTH) {
-    throw new JobInputError('owner', `must be a string of 1-${MAX_OWNER_LENGTH} characters`);
+  if (
+    typeof owner !== 'string' ||
+    owner.length === 0 ||
+    owner.length > MAX_OWNER_LENGTH ||
+    unstorableText(owner) !== undefined
+  ) {
+    throw new JobInputError(
+      'owner',
+      `must be a string of 1-${MAX_OWNER_LENGTH} characters without NUL characters or lone surrogates`,
+    );
   }
   return owner;
 }
@@ -94,7 +102,8 @@ export function createInput(input: CreateJobInput | undefined): CreateJob {
 
 /**
  * Validates addresses for `create`/`add` and returns them trimmed (the verifier trims too, and duplicates are
- * found on the trimmed text). Nothing is accepted unless everything is.
+ * found on the trimmed text). An address with a NUL character or a lone surrogate is refused ({@link
+ * unstorableText}): no PostgreSQL store could keep it. Nothing is accepted unless everything is.
  */
 export function trimmedEmails(emails: unknown, maxPerAdd: number, maxLength: number): string[] {
   if (!Array.isArray(emails)) throw new JobInputError('emails', 'must be an array of strings');
@@ -108,6 +117,8 @@ export function trimmedEmails(emails: unknown, maxPerAdd: number, maxLength: num
     if (email.length > maxLength) {
       throw new JobInputError(`emails[${i}]`, `must be at most ${maxLength} characters long`);
     }
+    const problem = unstorableText(email);
+    if (problem !== undefined) throw new JobInputError(`emails[${i}]`, problem);
     trimmed.push(email.trim());
   }
   return trimmed;

@@ -314,6 +314,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       );
     }
     let inputsSaved: Promise<void> | undefined;
+    const before = { total: job.total, status: job.status, completedAt: job.completedAt, source: job.source };
     if (trimmed.length > 0) {
       if (job.status === 'complete') this.#reopen(job);
       job.source ??= source?.source ?? null;
@@ -325,9 +326,18 @@ export class BulkJobManager implements BulkJobManagerApi {
       try {
         await inputsSaved;
       } catch (error) {
+        // A durable store wrote none of this add (one transaction), and no later add was appended after it: only
+        // this add fails, the job goes on as it was (its record is saved again, as a flush may have saved it).
+        const undoable = this.#durable !== undefined && job.total === before.total + trimmed.length;
+        const leaseLost = isMailvetError(error) && error.code === 'lease_lost';
+        if (undoable && !isFinished(job) && !job.deleted && !leaseLost) {
+          Object.assign(job, before, { dirty: true });
+          this.#scheduleFlush(job);
+          throw new StoreError('save the addresses', error);
+        }
         this.#storeFailed(job, 'save the addresses', error);
         // Another process took the job over: a conflict for the caller (HTTP 409), not a broken store.
-        if (isMailvetError(error) && error.code === 'lease_lost') throw error;
+        if (leaseLost) throw error;
         throw new StoreError('save the addresses', error);
       }
     }

@@ -5,7 +5,6 @@
  * flat memory.
  * @module
  */
-import { randomInt } from 'node:crypto';
 
 /** Address → first position. */
 export interface SeenIndex {
@@ -27,8 +26,11 @@ const EMPTY = -1;
  * with a chance of about n² / 2⁶⁵ (one in a million for five million distinct addresses of one job).
  */
 export function hashedSeenIndex(): SeenIndex {
-  const seedA = randomInt(0, 0x7fffffff);
-  const seedB = randomInt(0, 0x7fffffff);
+  // Web Crypto (a global in Node, browsers and workers): the bulk layer imports no node:* module.
+  const [seedA, seedB] = Array.from(
+    globalThis.crypto.getRandomValues(new Uint32Array(2)),
+    (seed) => seed & 0x7fffffff,
+  ) as [number, number];
   let capacity = 1024;
   let highs = new Uint32Array(capacity);
   let lows = new Uint32Array(capacity);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { VerificationResult } from '../result.js';
+import { unstorableCell } from './storable.js';
 import type { JobSource, SourcedResults, SourceRowsInput } from './types.js';
 
 /** Most columns in a source header (and so cells in a row). */
@@ -97,7 +98,7 @@ export function sourceColumnsProblem(columns: unknown): string | undefined {
     return `has ${columns.length} columns, at most ${MAX_SOURCE_COLUMNS}`;
   }
   if (!columns.every((name) => typeof name === 'string')) return 'must be a non-empty array of strings';
-  return lengthProblem(columns);
+  return lengthProblem(columns) ?? unstorableCell(columns);
 }
 
 /** Why `cells`, as a CSV line, are too long to keep, or `undefined`. */
@@ -111,7 +112,8 @@ function lengthProblem(cells: readonly string[]): string | undefined {
 
 /**
  * Why `cells` cannot be a stored row of a header of `width` columns, or `undefined` when they can: it must have
- * exactly `width` string cells and be at most {@link MAX_SOURCE_ROW_CHARS} characters as a CSV line. Builds no
+ * exactly `width` string cells, none with a NUL character or a lone surrogate, and be at most
+ * {@link MAX_SOURCE_ROW_CHARS} characters as a CSV line. Builds no
  * string: what an upload checks row by row before handing the rows to the manager, which encodes them.
  */
 export function sourceRowProblem(cells: unknown, width: number): string | undefined {
@@ -119,7 +121,7 @@ export function sourceRowProblem(cells: unknown, width: number): string | undefi
     return 'must be an array of strings';
   }
   if (cells.length !== width) return `has ${cells.length} cells, the header has ${width}`;
-  return lengthProblem(cells);
+  return lengthProblem(cells) ?? unstorableCell(cells);
 }
 
 /**

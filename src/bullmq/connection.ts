@@ -110,6 +110,126 @@ function redisOptions(connection: unknown): RedisOptions {
   };
 }
 
+/**
+ * The Redis of `options` for messages: `redis://host:port/db` (`rediss://` with TLS), a user name shown, a password
+ * never (`:***@`).
+ * @example
+ * redisPlace({ host: '10.0.0.5', port: 6379, password: 's3cret', db: 2 }); // 'redis://:***@10.0.0.5:6379/2'
+ */
+export function redisPlace(options: RedisOptions): string {
+  const scheme = options.tls === undefined ? 'redis' : 'rediss';
+  const user = options.username ?? '';
+  const secret = options.password === undefined || options.password === '' ? '' : ':***';
+  const credentials = user === '' && secret === '' ? '' : `${encodeURIComponent(user)}${secret}@`;
+  const host = options.host ?? '127.0.0.1';
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const db = options.db === undefined || options.db === 0 ? '' : `/${options.db}`;
+  return `${scheme}://${credentials}${shownHost}:${options.port ?? 6379}${db}`;
+}
+
+/** Network failures Node reports by `code`, in words. */
+const NETWORK_PROBLEMS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'nothing listens at that address (is Redis running?)',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved now',
+  ETIMEDOUT: 'the connection timed out (a firewall, or rediss:// to a server without TLS?)',
+  ECONNRESET: 'the server closed the connection (redis:// to a server that wants TLS?)',
+  EHOSTUNREACH: 'the host cannot be reached',
+  ENETUNREACH: 'the network cannot be reached',
+};
+
+/** Redis error replies by their first word, in words. */
+const REPLY_PROBLEMS: Readonly<Record<string, string>> = {
+  NOAUTH: 'Redis wants a password: put it in the URL (redis://:password@host:6379)',
+  WRONGPASS: 'the user name or password was refused',
+  NOPERM: 'the user may not run the commands the fleet needs (Redis ACL)',
+  LOADING: 'Redis is loading its data set; retry in a moment',
+  MASTERDOWN: 'the replica has lost its primary',
+  READONLY: 'this Redis is a read-only replica: point the URL at the primary',
+};
+
+/**
+ * What went wrong talking to Redis, in words, from what a command threw and the client's last `error` event (a
+ * command that ran out of retries says only that, the connection error says why). Never a password: Redis and
+ * Node do not put it in these messages, and the library's own internals (retry counters) are left out.
+ * @example
+ * redisProblem(maxRetriesError, Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
+ * // 'nothing listens at that address (is Redis running?): connect ECONNREFUSED 127.0.0.1:1'
+ */
+export function redisProblem(error: unknown, connectionError?: unknown): string {
+  for (const candidate of [connectionError, error]) {
+    if (!(candidate instanceof Error)) continue;
+    const code = String((candidate as { code?: unknown }).code ?? '');
+    const network = NETWORK_PROBLEMS[code];
+    if (network !== undefined) return `${network}: ${candidate.message.slice(0, 200)}`;
+    if (candidate.name === 'ReplyError') {
+      const word = candidate.message.split(' ')[0] ?? '';
+      const reply = candidate.message.slice(0, 200);
+      return REPLY_PROBLEMS[word] === undefined
+        ? `Redis answered ${reply}`
+        : `${REPLY_PROBLEMS[word]} (${reply})`;
+    }
+    if (candidate.name === 'ParserError') {
+      return 'the server does not speak the Redis protocol (is this the Redis port? rediss:// for TLS?)';
+    }
+  }
+  return 'Redis did not answer';
+}
+
+/**
+ * The `queue_unavailable` error of a Redis that cannot be used: names the Redis (password hidden) and says what is
+ * wrong in words (see {@link redisProblem}), with `error` as its cause.
+ * @example
+ * queueUnavailable(keys.redis, error, lastError()).message;
+ * // "cannot connect to the queue's Redis (redis://:***@127.0.0.1:1): nothing listens at that address (is Redis running?): ..."
+ */
+export function queueUnavailable(
+  options: RedisOptions,
+  error: unknown,
+  connectionError?: unknown,
+): MailvetError {
+  return new MailvetError(
+    'queue_unavailable',
+    `cannot connect to the queue's Redis (${redisPlace(options)}): ${redisProblem(error, connectionError)}`,
+    { cause: error },
+  );
+}
+
+/** Anything with ioredis' `error` event. */
+interface ErrorEmitter {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/**
+ * Listens to `client`'s `error` events (which would otherwise crash the process; the client reconnects and its
+ * commands report) and returns a function giving the latest, for {@link queueUnavailable}.
+ */
+export function lastErrorOf(client: ErrorEmitter): () => Error | undefined {
+  let last: Error | undefined;
+  client.on('error', (error) => {
+    last = error;
+  });
+  return () => last;
+}
+
+/**
+ * Connects to the fleet's Redis, asks PING, and disconnects: resolves when Redis answers, else throws
+ * {@link queueUnavailable}. For a process that wants to say clearly why it cannot start before it starts.
+ */
+export async function checkRedis(options: FleetOptions): Promise<void> {
+  const keys = fleetKeys(options);
+  const { redis } = await loadQueue();
+  const client = redis({ ...keys.redis, maxRetriesPerRequest: 1 });
+  const lastError = lastErrorOf(client);
+  try {
+    await client.ping();
+  } catch (error) {
+    throw queueUnavailable(keys.redis, error, lastError());
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** `bullmq`, loaded on first use (an optional peer dependency). */
 export type BullMq = typeof import('bullmq');
 

@@ -50,6 +50,7 @@ import { forgetJobChunks } from './cleanup.js';
 import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
 import { indexEarlierChunks } from './earlier-chunks.js';
 import { type FleetEvent, parseEvent, publish } from './events.js';
+import { FinishWatch } from './finish-watch.js';
 import { liveWorkers } from './heartbeat.js';
 import { storeFailureOf } from './store-failure.js';
 
@@ -183,6 +184,8 @@ class FleetJobs implements RunnerJobs {
   readonly #waiters = new Map<string, Set<() => void>>();
   /** Jobs with a progress event waiting to be read (coalesced). */
   readonly #progressed = new Set<string>();
+  /** The job endings told to the listeners here, and those owed (an event lost on the way: see finish-watch.ts). */
+  readonly #finish = new FinishWatch();
   #progressTimer: ReturnType<typeof setTimeout> | undefined;
   #reconcileTimer: ReturnType<typeof setInterval> | undefined;
   #sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -627,6 +630,7 @@ class FleetJobs implements RunnerJobs {
 
   async #reconcilePass(open: Open): Promise<void> {
     if (this.#closing) return;
+    await this.#tellMissed().catch(() => {}); // the database is out of reach: the next pass lists again
     if (!this.#earlierIndexed) {
       await indexEarlierChunks(open.client, this.#keys);
       this.#earlierIndexed = true;
@@ -706,6 +710,15 @@ class FleetJobs implements RunnerJobs {
     });
   }
 
+  /** Tells the listeners of the job endings whose events never arrived here (see {@link FinishWatch}). */
+  async #tellMissed(): Promise<void> {
+    const listening = this.#listeners.complete.size + this.#listeners.failed.size > 0;
+    for (const record of this.#finish.missed(await this.#store.listJobs())) {
+      if (listening) this.#heard({ event: record.status, id: record.id });
+      else this.#finish.claim(record); // nobody to tell: a listener added later hears of later endings
+    }
+  }
+
   #heard(event: FleetEvent): void {
     if (event.event === 'failed') {
       this.#progressed.delete(event.id);
@@ -717,6 +730,7 @@ class FleetJobs implements RunnerJobs {
       void this.#tell(event.id, ['progress', 'complete']);
       return;
     }
+    this.#finish.running(event.id);
     this.#progressed.add(event.id);
     this.#progressTimer ??= setTimeout(() => {
       this.#progressTimer = undefined;
@@ -730,7 +744,8 @@ class FleetJobs implements RunnerJobs {
    * Wakes the streams of job `id` and tells the listeners of `events` with the job as stored. A job that cannot
    * be read (the database out of reach) is read again, with backoff, for as long as {@link TELL_RETRY_MS} when
    * the events end the job (`complete`, `failed`: a webhook hangs on them), until the runner closes; a progress
-   * event is simply dropped, the next one supersedes it. A job that no longer exists tells nobody.
+   * event is simply dropped, the next one supersedes it. A job that no longer exists tells nobody, and an ending
+   * already told here (heard from an event and from a listing) is not told again.
    */
   async #tell(id: string, events: readonly JobEventName[]): Promise<void> {
     this.#wake(id);
@@ -738,9 +753,10 @@ class FleetJobs implements RunnerJobs {
     const final = events.includes('complete') || events.includes('failed');
     const giveUpAt = this.#context.clock.now() + (final ? TELL_RETRY_MS : 0);
     let job: Job | undefined;
+    let record: JobRecord | undefined;
     for (let pause = 250; job === undefined; pause = Math.min(pause * 2, 5000)) {
       try {
-        const record = await this.#store.getJob(id);
+        record = await this.#store.getJob(id);
         if (record === undefined) return;
         job = await this.#snapshot(record);
       } catch {
@@ -748,6 +764,8 @@ class FleetJobs implements RunnerJobs {
         await new Promise((resolve) => setTimeout(resolve, pause).unref());
       }
     }
+    // An ending heard twice (its event, then a listing: see finish-watch.ts) is told once.
+    if (final && !this.#finish.claim(record!)) return;
     for (const event of events) {
       for (const listener of [...this.#listeners[event]]) {
         try {

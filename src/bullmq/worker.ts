@@ -18,7 +18,15 @@ import { createVerifier, type Verifier } from '../verifier.js';
 import { addIndexed, unindexAcknowledged } from './chunk-index.js';
 import { type ChunkData, isChunkData } from './chunks.js';
 import { forgetJobChunks } from './cleanup.js';
-import { type BullMq, type FleetKeys, type FleetOptions, fleetKeys, loadQueue } from './connection.js';
+import {
+  type BullMq,
+  type FleetKeys,
+  type FleetOptions,
+  fleetKeys,
+  lastErrorOf,
+  loadQueue,
+  queueUnavailable,
+} from './connection.js';
 import { type FleetEvent, publish } from './events.js';
 import { beat, leave } from './heartbeat.js';
 import { storeFailureOf } from './store-failure.js';
@@ -138,14 +146,12 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
   const onError = options.onError ?? (() => {});
   // Heartbeats and events: commands fail (and are reported) rather than wait while Redis is away.
   const client: Redis = redis({ ...keys.redis, maxRetriesPerRequest: 1 });
-  client.on('error', () => {}); // reconnects; the commands report
+  const lastError = lastErrorOf(client); // reconnects; the commands report
   try {
     await client.ping();
   } catch (error) {
     client.disconnect();
-    throw new MailvetError('queue_unavailable', `the queue's Redis does not answer: ${String(error)}`, {
-      cause: error,
-    });
+    throw queueUnavailable(keys.redis, error, lastError());
   }
   const owned: Verifier | undefined =
     options.verifier === undefined ? createVerifier(options.verifierOptions ?? {}) : undefined;

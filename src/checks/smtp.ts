@@ -9,6 +9,7 @@ import { verdictOf } from '../result.js';
 import { classifyError, classifyReply } from '../smtp/classify.js';
 import type { Lease, PoolTarget, RcptOutcome, SessionSettings } from '../smtp/pool.js';
 import { providerOf } from '../smtp/provider.js';
+import { type ProviderProfile, profileOfHost } from '../smtp/providers/profiles.js';
 import { printable } from '../smtp/reply.js';
 import type { TranscriptHook } from '../smtp/types.js';
 import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
@@ -69,7 +70,16 @@ function hostLabel(target: PoolTarget): string {
   return `${target.hostname} ${ip}:${target.port}`;
 }
 
-/** The verdict of an accepted address: catch-all or valid, by the domain's answer to a random address. */
+/** The `reason` of an address accepted by a provider that accepts every recipient at `RCPT TO`. */
+function acceptsAllReason(target: PoolTarget, profile: ProviderProfile): string {
+  return `${target.hostname} is ${profile.name}, which accepts every recipient at RCPT TO and bounces unknown ones later: its 250 does not show that the mailbox exists`;
+}
+
+/**
+ * The verdict of an accepted address: catch-all or valid, by the domain's answer to a random address (the
+ * catch-all probe, option `catchAll`). At a provider known to accept every recipient at `RCPT TO` (Yahoo / AOL),
+ * a 250 alone is never `valid`: the address is `catch_all` unless the probe sees a random address refused.
+ */
 async function catchAllVerdict(
   state: CheckState,
   target: PoolTarget,
@@ -77,20 +87,25 @@ async function catchAllVerdict(
   settings: SessionSettings,
   lease: Lease,
   note: (line: string) => void,
+  profile: ProviderProfile | null,
 ): Promise<Verdict> {
+  const acceptsAll = profile?.acceptsAllAtRcpt === true;
+  const catchAll = (): Verdict => {
+    state.accept_all = true;
+    if (acceptsAll) state.reason = acceptsAllReason(target, profile!);
+    return CATCH_ALL;
+  };
+  if (!state.options.catchAll) return acceptsAll ? catchAll() : VALID;
   const domain = state.address!.domain;
   const tracing = state.transcript !== null; // no transcript: no strings built for it
   if (tracing) note(`catch-all probe of ${domain} at ${hostLabel(target)}, in a session of its own`);
   try {
     const answer = await state.runtime.prober.catchAll(domain, target, { sender, settings }, lease);
     if (tracing) note(`catch-all probe: ${answer}`);
-    if (answer === 'accepted') {
-      state.accept_all = true;
-      return CATCH_ALL;
-    }
-    // 'refused' confirms the address; 'inconclusive' (the server deferred or blocked the probe) says
-    // nothing against it, so the server's acceptance stands.
-    return VALID;
+    if (answer === 'accepted') return catchAll();
+    // 'refused' confirms the address; 'inconclusive' (the server deferred or blocked the probe) says nothing
+    // against it, so the server's acceptance stands, unless the provider accepts everyone anyway.
+    return answer === 'inconclusive' && acceptsAll ? catchAll() : VALID;
   } catch (error) {
     // The probe itself never fails; only this verification's budget or signal can end the wait.
     if (isSmtpError(error)) return verdictOf('timeout_exceeded');
@@ -122,7 +137,8 @@ async function verdictOfOutcome(
     note('the local part needs SMTPUTF8, which this server does not offer: not asked');
     return verdictOf(NO_SMTPUTF8);
   }
-  const result = classifyReply(outcome.reply, outcome.stage);
+  const profile = profileOfHost(target.hostname);
+  const result = classifyReply(outcome.reply, outcome.stage, profile?.id ?? null);
   if (result !== 'accepted') {
     state.reason = replyReason(target, outcome);
     return verdictOf(result);
@@ -131,8 +147,7 @@ async function verdictOfOutcome(
     state.reason = replyReason(target, outcome);
     return verdictOf('smtp_protocol_error');
   }
-  if (!state.options.catchAll) return VALID;
-  return catchAllVerdict(state, target, sender, settings, lease, note);
+  return catchAllVerdict(state, target, sender, settings, lease, note, profile);
 }
 
 /** What the probe of every address with the same options sends: session settings and envelope sender. */
@@ -216,10 +231,13 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
  * - a connection failure, no greeting, a reply that did not come in time, a `421` or a host backing off
  *   (`mxBackoffMs`) moves on to the next host; when none is left, the last failure's `sub_status` is the
  *   verdict (`mail_server_temporary_error` for a host backing off);
- * - the `RCPT TO` reply is classified (smtp/classify): a refusal gives its `invalid` or `unknown` verdict;
+ * - the `RCPT TO` reply is classified (smtp/classify), as the answering host's provider means it (its profile,
+ *   smtp/providers): a refusal gives its `invalid` or `unknown` verdict;
  * - an accepted address is `valid`, unless the catch-all probe (option `catchAll`) finds that the domain
  *   accepts a random local part: then `catch_all` with `accept_all: true`. A probe that is inconclusive
- *   (deferred, blocked, failed) leaves the address `valid`: the server did accept it;
+ *   (deferred, blocked, failed) leaves the address `valid`: the server did accept it. At a provider known to
+ *   accept every recipient at `RCPT TO` (Yahoo / AOL), a `250` alone is never `valid`: without a refused probe
+ *   the address is `catch_all`, and `reason` says why;
  * - a local part that needs SMTPUTF8, at a server that does not offer it, is `unknown`/`smtp_not_checked`;
  * - the whole probe stays within the verification's budget (`timeout_exceeded`) and its abort signal.
  *

@@ -6,7 +6,14 @@ import { createReadStream, fstatSync, type ReadStream, type Stats, statSync } fr
 import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Readable } from 'node:stream';
-import { FORMULA_ESCAPES, type FormulaEscape } from '../http/csv.js';
+import {
+  InputError,
+  type InputOptions,
+  type InputRecord,
+  type InputShape,
+  openInput as openList,
+} from '../io/input.js';
+import { FORMULA_ESCAPES, type FormulaEscape } from '../io/result-csv.js';
 import { type Status, type SubStatus, type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
@@ -19,7 +26,6 @@ import {
   verifyOptionsOf,
 } from './config.js';
 import { heloWarning } from './helo.js';
-import { type InputRecord, type InputShape, openInput } from './input.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import {
   emptyCounts,
@@ -448,5 +454,15 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
     return interrupted ? EXIT.interrupted : EXIT.ok;
   } finally {
     if (stream !== io.stdin) (stream as ReadStream).destroy();
+  }
+}
+
+/** Opens a list as {@link openList} does, its shape errors as the CLI's (usage: exit 2, unreadable: exit 3). */
+async function openInput(stream: Parameters<typeof openList>[0], options: InputOptions) {
+  try {
+    return await openList(stream, options);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    throw new CliError(error.kind === 'usage' ? EXIT.usage : EXIT.io, error.message, { cause: error });
   }
 }

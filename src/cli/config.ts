@@ -101,7 +101,8 @@ export function single(
   return { label: variable, value: fromEnv };
 }
 
-function many(args: ParsedArgs, env: Env, flag: string, variable: string): Sourced<readonly string[]> {
+/** The values of a repeatable flag, else of its comma-separated variable, with where they came from. */
+export function many(args: ParsedArgs, env: Env, flag: string, variable: string): Sourced<readonly string[]> {
   const fromFlags = args.list(flag);
   if (fromFlags.length > 0) return { label: `--${flag}`, value: fromFlags };
   const entries = (env[variable] ?? '')

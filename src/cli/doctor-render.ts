@@ -3,7 +3,7 @@
  * closing verdict.
  * @module
  */
-import type { CheckStatus, DiagnosticsReport } from '../doctor/types.js';
+import { blocksReadiness, type CheckStatus, type DiagnosticsReport } from '../doctor/types.js';
 import type { Style } from './style.js';
 
 const MARK: Readonly<Record<CheckStatus, string>> = {
@@ -19,11 +19,34 @@ const COLOUR: Readonly<Record<CheckStatus, 'valid' | 'invalid' | 'unknown' | 'ca
   skipped: 'catch_all',
 };
 
-const VERDICT: Readonly<Record<DiagnosticsReport['verdict'], string>> = {
-  pass: 'this host is ready to verify mailboxes.',
-  warn: 'verification works, but some mail servers may distrust this host: see the warnings.',
-  fail: 'fix the failed checks first: until then, verifications from this host end mostly unknown.',
+const VERDICT_COLOUR: Readonly<Record<DiagnosticsReport['verdict'], 'valid' | 'invalid' | 'unknown'>> = {
+  pass: 'valid',
+  warn: 'unknown',
+  incomplete: 'unknown',
+  fail: 'invalid',
 };
+
+/** Joins titles as prose: `a`, `a and b`, `a, b and c`. */
+function prose(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/** The sentence after the verdict; `incomplete` names the checks that could not run and what lets them run. */
+function verdictSentence(report: DiagnosticsReport): string {
+  switch (report.verdict) {
+    case 'pass':
+      return 'this host is ready to verify mailboxes.';
+    case 'warn':
+      return 'verification works, but some mail servers may distrust this host: see the warnings.';
+    case 'fail':
+      return 'fix the failed checks first: until then, verifications from this host end mostly unknown.';
+    case 'incomplete': {
+      const blocked = report.checks.filter(blocksReadiness);
+      const advice = blocked[0]?.advice ?? '';
+      return `readiness is not known: ${prose(blocked.map((check) => check.title))} could not run. ${advice}`;
+    }
+  }
+}
 
 /**
  * Renders `report` as a checklist.
@@ -50,7 +73,7 @@ export function renderDiagnostics(report: DiagnosticsReport, style: Style): stri
   const tally = `${count('pass')} passed, ${count('warn')} warned, ${count('fail')} failed, ${count('skipped')} skipped`;
   lines.push(
     '',
-    `${style.bold('Verdict:')} ${style.status(COLOUR[report.verdict], report.verdict.toUpperCase())} (${tally}; ${report.duration_ms} ms): ${VERDICT[report.verdict]}`,
+    `${style.bold('Verdict:')} ${style.status(VERDICT_COLOUR[report.verdict], report.verdict.toUpperCase())} (${tally}; ${report.duration_ms} ms): ${verdictSentence(report)}`,
     '',
   );
   return lines.join('\n');

@@ -59,7 +59,9 @@ Flags:
 ${flagHelp(FLAGS)}
 
 The shared flags also read MAILVET_<NAME> (MAILVET_HELO, MAILVET_FROM, MAILVET_PROXY, MAILVET_DNS, ...); flags win.
-Exit codes: 0 nothing failed (warnings allowed), 1 a check failed, 2 usage error, 130 interrupted.
+Verdict: PASS, WARN (ready, but some mail servers may distrust this host), INCOMPLETE (a check that decides
+readiness could not run: the line names the flag that lets it run) or FAIL.
+Exit codes: 0 PASS or WARN, 1 FAIL or INCOMPLETE, 2 usage error, 130 interrupted.
 Example: mailvet doctor --helo mx-check.example.net --from verify@example.net
 See docs/doctor.md.
 `;
@@ -123,5 +125,5 @@ export async function runDoctor(argv: readonly string[], io: CliIo): Promise<num
     await write(io.stdout, renderDiagnostics(report, style));
   }
   if (io.signal?.aborted) return EXIT.interrupted;
-  return report.verdict === 'fail' ? EXIT.notValid : EXIT.ok;
+  return report.verdict === 'fail' || report.verdict === 'incomplete' ? EXIT.notValid : EXIT.ok;
 }

@@ -5,7 +5,7 @@
 import { redactUrl } from '../postgres/open-error.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { type Env, single } from './config.js';
-import { quote, usageError } from './io.js';
+import { CliError, EXIT, quote, usageError } from './io.js';
 
 /** `--redis` and `--prefix`. */
 export const FLEET_FLAGS: readonly FlagSpec[] = [
@@ -52,4 +52,20 @@ export function fleetChoiceOf(args: ParsedArgs, env: Env): FleetChoice | undefin
 /** The fleet's Redis for messages (its password is not shown). */
 export function fleetPlace(choice: FleetChoice): string {
   return `${redactUrl(choice.url)}${choice.prefix === undefined ? '' : ` (prefix ${choice.prefix})`}`;
+}
+
+/**
+ * Stops with one line and exit 3 when the fleet's Redis cannot be used, before anything else is opened: which
+ * Redis (password hidden) and what is wrong (nothing listens, a password is wanted or refused, not Redis).
+ */
+export async function checkFleetRedis(choice: FleetChoice): Promise<void> {
+  const { checkRedis } = await import('../bullmq/index.js');
+  try {
+    await checkRedis({
+      connection: choice.url,
+      ...(choice.prefix === undefined ? {} : { prefix: choice.prefix }),
+    });
+  } catch (error) {
+    throw new CliError(EXIT.io, error instanceof Error ? error.message : String(error), { cause: error });
+  }
 }

@@ -40,7 +40,7 @@ export interface CliIo {
 export const EXIT = Object.freeze({
   /** Success; for `verify`: every address is `valid`. */
   ok: 0,
-  /** `verify`: at least one address is not `valid`; `doctor`: a check failed. */
+  /** `verify`: at least one address is not `valid`; `doctor`: a check failed, or readiness is not known. */
   notValid: 1,
   /** Usage error: unknown command or flag, bad value, missing argument. */
   usage: 2,

@@ -6,11 +6,10 @@ import { BulkJobManager } from '../bulk/manager.js';
 import type { FleetJobStore, JobRunner } from '../bulk/runner.js';
 import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
-import { isMailvetError } from '../errors.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
 import { createVerifier, type Verifier } from '../verifier.js';
-import { checkSecrets } from '../webhooks/sign.js';
+import type { WebhookServerDetail } from '../webhooks/notifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
   type CliSettings,
@@ -23,10 +22,16 @@ import {
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
-import { FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
+import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import { openStore, retentionMsOf, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
+import {
+  WEBHOOK_FLAG_NAMES,
+  WEBHOOK_FLAGS,
+  type WebhookChoice,
+  webhookChoiceOf,
+} from './webhook-settings.js';
 
 const FLAGS: readonly FlagSpec[] = [
   {
@@ -53,6 +58,7 @@ const FLAGS: readonly FlagSpec[] = [
     value: '<s,s,...|none>',
     description: 'greylisting retry delays in seconds (default 60,300,900); none: no retries',
   },
+  ...WEBHOOK_FLAGS,
   ...STORE_FLAGS,
   ...FLEET_FLAGS,
   {
@@ -86,21 +92,20 @@ export function greylistDelaysOf(source: Sourced<string> | undefined): readonly 
   return parts.map((part) => Number(part) * 1000);
 }
 
-/**
- * The webhook signing secrets of MAILVET_WEBHOOK_SECRETS (one `whsec_` secret, or two comma-separated while
- * rotating), used for every API key; `undefined` when unset (webhooks are then off).
- */
-function webhookSecretsOf(value: string | undefined): readonly string[] | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  try {
-    return checkSecrets(
-      value.split(',').map((part) => part.trim()),
-      'MAILVET_WEBHOOK_SECRETS',
-    );
-  } catch (error) {
-    if (isMailvetError(error)) throw usageError(error.message);
-    throw error;
-  }
+/** The `webhooks` option of the server: the keys' secrets, the guard's settings named by their flags. */
+function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined, io: CliIo) {
+  return {
+    keys: choice.keys,
+    allowAddresses: choice.allowAddresses,
+    allowHttpWebhooks: choice.allowHttp,
+    settingNames: WEBHOOK_FLAG_NAMES,
+    // What the tenant is not told (the address a host resolved to, a raw transport error) goes to the log.
+    onDetail: (detail: WebhookServerDetail) => {
+      const job = detail.jobId === null ? '' : ` (job ${detail.jobId})`;
+      io.stderr.write(`mailvet: webhook${job}: ${detail.detail}\n`);
+    },
+    ...(resolver === undefined ? {} : { resolver }),
+  };
 }
 
 /** Help text of `mailvet serve`. */
@@ -121,8 +126,9 @@ verify the jobs (this one too with --work); see docs/scaling.md.
 
 Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
 MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
-MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) turns on signed job webhooks
-(POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md).
+Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
+--webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
+MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) one secret for every other key.
 Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen or cannot open the job store.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
 `;
@@ -182,7 +188,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
   if (apiKeys.length === 0) throw usageError('serve needs API keys: set MAILVET_API_KEYS=key1,key2');
-  const webhookSecrets = webhookSecretsOf(io.env.MAILVET_WEBHOOK_SECRETS);
+  const webhooks = await webhookChoiceOf(args, io.env, apiKeys, io.cwd ?? process.cwd());
   const greylistDelaysMs = greylistDelaysOf(
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
@@ -196,6 +202,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const retentionMs = retentionMsOf(args, io.env);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
+  if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
   const built = verifyOptionsOf(settings);
   let verifier: Verifier;
   try {
@@ -242,14 +249,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       apiKeys,
       verifier,
       jobs,
-      ...(webhookSecrets === undefined
-        ? {}
-        : {
-            webhooks: {
-              keys: Object.fromEntries(apiKeys.map((key) => [key, { secrets: webhookSecrets }])),
-              ...(built.options.resolver === undefined ? {} : { resolver: built.options.resolver }),
-            },
-          }),
+      ...(webhooks === undefined ? {} : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io) }),
       console: !args.flag('no-console'),
       ...(diagnostics
         ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
@@ -276,6 +276,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   }
   const helo = heloWarning(settings, io.hostname);
   if (helo !== undefined) await write(io.stderr, helo);
+  for (const warning of webhooks?.warnings ?? []) await write(io.stderr, warning);
 
   await write(
     io.stdout,

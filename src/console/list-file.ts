@@ -7,8 +7,8 @@
  */
 
 import { encodeRow } from '../bulk/source.js';
-import { CsvReader, sniffDelimiter } from '../cli/csv.js';
-import { findEmailColumn } from '../cli/email-column.js';
+import { CsvReader, sniffDelimiter } from '../io/csv-reader.js';
+import { findEmailColumn } from '../io/email-column.js';
 import type { Line } from '../io/line-splitter.js';
 
 /** Bytes read from the file per slice. @default 1 MiB */

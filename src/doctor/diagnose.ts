@@ -85,7 +85,7 @@ export async function diagnose(options: DiagnoseOptions = {}): Promise<Diagnosti
       }
     }
 
-    const egress = egressCheck(resolved.ip, probe, guard);
+    const egress = egressCheck(resolved.ip, probe);
     checks.set('egress', egress.check);
     const [reverse, spf, sender, blocklists] = await Promise.all([
       reverseDnsCheck(resolver, egress.ip, signal),

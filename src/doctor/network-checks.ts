@@ -3,7 +3,7 @@
  * reaches a mail server (`port25`), and which address the server saw (`egress`).
  * @module
  */
-import type { AddressGuard } from '../dns/guard.js';
+import { type AddressGuard, isRoutable } from '../dns/guard.js';
 import type { Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
 import { connectSocket } from '../smtp/connect.js';
@@ -241,11 +241,14 @@ export function port25CheckOf(
   }
 }
 
-/** `egress`: the address mail servers see, from `ip` or from the EHLO reply's echo. */
+/**
+ * `egress`: the address mail servers see, from `ip` or from the EHLO reply's echo. A loopback, private or other
+ * special-purpose address is a warning whatever `allowAddresses` opens: that list lets the probe reach internal
+ * hosts, it does not make this host's address one that mail servers on the internet see.
+ */
 export function egressCheck(
   ip: string | undefined,
   probe: Port25Probe | null,
-  guard: AddressGuard,
 ): { check: DiagnosticCheck; ip: string | null } {
   const echoed = probe?.ehlo == null ? null : echoedAddress(probe.ehlo);
   const address = ip ?? echoed;
@@ -278,7 +281,7 @@ export function egressCheck(
     };
   }
   const from = source === 'option' ? 'given with --ip' : 'as echoed in the EHLO reply';
-  if (!guard.allows(address)) {
+  if (!isRoutable(address)) {
     return {
       check: makeCheck(
         'egress',

@@ -38,10 +38,25 @@ export interface DiagnosticCheck {
   readonly details: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * The checks that decide whether mail servers will trust this host. When one of them is skipped with something
+ * to do (its advice, e.g. "Pass --ip ..."), readiness is not known and the verdict is `incomplete`; a skip with
+ * no advice is a choice (`--no-blocklists`) and does not count.
+ */
+export const READINESS_CHECKS: readonly CheckName[] = Object.freeze([
+  'reverse_dns',
+  'helo',
+  'spf',
+  'blocklists',
+] as const);
+
 /** The whole report. */
 export interface DiagnosticsReport {
-  /** `fail` when a check failed, else `warn` when one warned, else `pass`. Skipped checks do not count. */
-  readonly verdict: 'pass' | 'warn' | 'fail';
+  /**
+   * `fail` when a check failed; else `incomplete` when a check that decides readiness ({@link READINESS_CHECKS})
+   * could not run; else `warn` when one warned; else `pass`.
+   */
+  readonly verdict: 'pass' | 'warn' | 'incomplete' | 'fail';
   /** Every check, in {@link CHECK_NAMES} order. */
   readonly checks: readonly DiagnosticCheck[];
   /** The egress address the address-based checks used, or `null` when unknown. */
@@ -58,9 +73,28 @@ export interface DiagnosticsReport {
   readonly duration_ms: number;
 }
 
-/** The verdict of a list of checks: the worst status among them, skipped ones left out. */
-export function verdictOf(checks: readonly Pick<DiagnosticCheck, 'status'>[]): DiagnosticsReport['verdict'] {
+/** A check that decides readiness and could not run for a reason there is something to do about. */
+export function blocksReadiness(check: Pick<DiagnosticCheck, 'status'> & Partial<DiagnosticCheck>): boolean {
+  return (
+    check.status === 'skipped' &&
+    check.name !== undefined &&
+    READINESS_CHECKS.includes(check.name) &&
+    check.advice != null
+  );
+}
+
+/**
+ * The verdict of a list of checks: `fail` if one failed, else `incomplete` if one {@link blocksReadiness},
+ * else `warn` if one warned, else `pass` (other skipped checks left out).
+ * @example
+ * verdictOf([{ status: 'pass' }, { status: 'skipped' }]); // 'pass'
+ * verdictOf([{ name: 'spf', status: 'skipped', advice: 'Pass --ip ...' }]); // 'incomplete'
+ */
+export function verdictOf(
+  checks: readonly (Pick<DiagnosticCheck, 'status'> & Partial<DiagnosticCheck>)[],
+): DiagnosticsReport['verdict'] {
   if (checks.some((check) => check.status === 'fail')) return 'fail';
+  if (checks.some(blocksReadiness)) return 'incomplete';
   if (checks.some((check) => check.status === 'warn')) return 'warn';
   return 'pass';
 }

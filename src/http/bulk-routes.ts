@@ -3,6 +3,7 @@
  * @module
  */
 import { checkGreylistDelays } from '../bulk/options.js';
+import { unstorableText } from '../bulk/storable.js';
 import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { readJsonBody } from './body.js';
@@ -10,7 +11,7 @@ import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
 import { type ListFormat, listFormatOf, readAddressList } from './list-body.js';
-import { integerParam, queryParam } from './params.js';
+import { integerListParam, integerParam, queryParam } from './params.js';
 import { emptyResponse } from './response.js';
 import { requestedWebhook } from './webhooks.js';
 import { wireJob } from './wire.js';
@@ -36,6 +37,8 @@ function emailsOf(value: unknown, max: number): string[] {
   value.forEach((email, index) => {
     if (typeof email !== 'string')
       throw new HttpError('invalid_request', `emails[${index}] must be a string`);
+    const problem = unstorableText(email);
+    if (problem !== undefined) throw new HttpError('invalid_request', `emails[${index}] ${problem}`);
   });
   return value as string[];
 }
@@ -97,8 +100,25 @@ async function checkAddressQuota(context: Context, adding: number): Promise<void
 /** Addresses handed to the job manager per call when a list is uploaded. */
 export const LIST_BATCH = 10_000;
 
+/** The greylisting delays of a body field or query parameter, checked as the manager checks them. */
+function greylistDelaysOf(value: unknown): readonly number[] | undefined {
+  if (value === undefined) return undefined;
+  const checked = checkGreylistDelays(value);
+  if (typeof checked === 'string')
+    throw new HttpError('invalid_request', `greylist_retry_delays_ms ${checked}`);
+  return checked;
+}
+
 async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
   const { limits } = context.services;
+  // The query parameters of this route are for list bodies: with JSON they would be ignored, so they are refused.
+  const stray = [...context.query.keys()][0];
+  if (stray !== undefined) {
+    throw new HttpError(
+      'invalid_request',
+      `the query parameter ${JSON.stringify(stray.slice(0, 64))} applies to list bodies (text/plain, text/csv); with JSON, send the field in the body`,
+    );
+  }
   const body = objectBody(await readJsonBody(context.request, limits.maxBodyBytes), [
     'name',
     'emails',
@@ -106,13 +126,7 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
     'greylist_retry_delays_ms',
     'webhook',
   ]);
-  let delays: readonly number[] | undefined;
-  if (body.greylist_retry_delays_ms !== undefined) {
-    const checked = checkGreylistDelays(body.greylist_retry_delays_ms);
-    if (typeof checked === 'string')
-      throw new HttpError('invalid_request', `greylist_retry_delays_ms ${checked}`);
-    delays = checked;
-  }
+  const delays = greylistDelaysOf(body.greylist_retry_delays_ms);
   if (body.name !== undefined && body.name !== null && typeof body.name !== 'string') {
     throw new HttpError('invalid_request', 'name must be a string or null');
   }
@@ -148,7 +162,7 @@ async function listCreateRequest(context: Context, format: ListFormat): Promise<
     name: queryParam(query, 'name') ?? undefined,
     emails,
     autoStart: autoStart === null ? undefined : autoStart === 'true',
-    delays: undefined,
+    delays: greylistDelaysOf(integerListParam(query, 'greylist_retry_delays_ms')),
     webhook: undefined,
     source,
   };
@@ -186,8 +200,8 @@ async function addInBatches(
 
 /**
  * `POST /v1/bulk` → 201 with the job and its `Location`. The body is JSON `{ name?, emails?, auto_start?,
- * greylist_retry_delays_ms? }`, or a list (`text/plain`, `text/csv`) with `name`, `auto_start` and `column` in
- * the query: the whole list is read and checked first, and a list that fails to go in leaves no job behind.
+ * greylist_retry_delays_ms? }`, or a list (`text/plain`, `text/csv`) with `name`, `auto_start`, `column` and
+ * `greylist_retry_delays_ms` in the query: the whole list is read and checked first, and a list that fails to go in leaves no job behind.
  */
 export const createJob: Operation = async (context) => {
   const { services, tenant } = context;

@@ -2,7 +2,7 @@
  * JSON Schema of the `GET /v1/diagnostics` body, built from the check names and statuses the code uses.
  * @module
  */
-import { CHECK_NAMES } from '../doctor/types.js';
+import { CHECK_NAMES, READINESS_CHECKS } from '../doctor/types.js';
 import type { Schema } from './schemas.js';
 
 const STATUS = { type: 'string', enum: ['pass', 'warn', 'fail', 'skipped'] } as const;
@@ -24,8 +24,8 @@ export const DIAGNOSTICS_REPORT: Schema = {
   properties: {
     verdict: {
       type: 'string',
-      enum: ['pass', 'warn', 'fail'],
-      description: 'fail when a check failed, else warn when one warned, else pass.',
+      enum: ['pass', 'warn', 'incomplete', 'fail'],
+      description: `fail when a check failed, else incomplete when a check that decides readiness (${READINESS_CHECKS.join(', ')}) could not run, else warn when one warned, else pass.`,
     },
     checks: {
       type: 'array',

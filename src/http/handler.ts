@@ -18,13 +18,13 @@ import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
 import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
-import { pathAndQuery } from './params.js';
+import { pathAndQuery, rejectUnknownParams } from './params.js';
 import { createRateLimiter } from './rate-limit.js';
 import { REQUEST_ID_HEADER, type RequestIdGenerator, randomRequestId, requestIdOf } from './request-id.js';
 import { emptyResponse, jsonTextResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
-import { type OperationId, ROUTES } from './routes.js';
+import { type OperationId, queryNamesOf, ROUTES } from './routes.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
 import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
@@ -268,6 +268,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           headers: { allow: match.allow.join(', ') },
         });
       }
+      // A request that makes or changes something is refused whole over a parameter it does not know.
+      if (match.route.method === 'POST') rejectUnknownParams(query, queryNamesOf(match.route));
       const jsonText = jsonTextOf(headers, isLightRequest(request));
       const context: Context = {
         request,

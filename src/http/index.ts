@@ -10,8 +10,15 @@
  * Routes, error codes, limits and mounting under Express, Fastify and Hono: docs/http.md.
  * @module
  */
+
+export {
+  CSV_COLUMNS,
+  csvField,
+  FORMULA_ESCAPES,
+  type FormulaEscape,
+  needsFormulaEscape,
+} from '../io/result-csv.js';
 export { API_KEYS_ENV, type Authenticate, bearerKeys, sha256Hex } from './auth.js';
-export { CSV_COLUMNS, csvField, FORMULA_ESCAPES, type FormulaEscape, needsFormulaEscape } from './csv.js';
 export type { DiagnosticsRouteOptions } from './diagnostics-route.js';
 export {
   type ErrorBody,

@@ -6,9 +6,9 @@
  */
 
 import { sourceColumnsProblem, sourceRowProblem } from '../bulk/source.js';
+import { unstorableText } from '../bulk/storable.js';
 import type { SourceRowsInput } from '../bulk/types.js';
-import { openInput } from '../cli/input.js';
-import { CliError } from '../cli/io.js';
+import { InputError, openInput } from '../io/input.js';
 import { HttpError } from './errors.js';
 
 /** The list formats a bulk request body may have, besides JSON. */
@@ -66,7 +66,8 @@ export interface AddressList {
 
 /**
  * Reads the addresses of a list body, in order, and for CSV the rows they came from. Blank lines are skipped;
- * a CSV row that cannot be read, or a line over 64 KiB, is a 400 naming its line, as is a header or row past
+ * a CSV row that cannot be read, a line over 64 KiB, or an address or cell with a NUL character, is a 400
+ * naming its line, as is a header or row past
  * the limits of kept rows (1,000 columns, 65,536 characters); more than `maxEmails` addresses or `maxBytes`
  * bytes is a 413.
  * @example
@@ -103,6 +104,10 @@ export async function readAddressList(
       if (emails.length === limits.maxEmails) {
         throw new HttpError('payload_too_large', `at most ${limits.maxEmails} addresses per list`);
       }
+      const unstorable = unstorableText(record.email);
+      if (unstorable !== undefined) {
+        throw new HttpError('invalid_request', `the address at line ${record.line} ${unstorable}`);
+      }
       if (csv) {
         // Checked here for the line number in the error; the manager encodes the row when it adds it.
         const problem = sourceRowProblem(record.cells, shape.columns.length);
@@ -121,7 +126,7 @@ export async function readAddressList(
           : undefined,
     };
   } catch (error) {
-    if (error instanceof CliError) {
+    if (error instanceof InputError) {
       throw new HttpError('invalid_request', error.message.replace('--column', 'the column parameter'));
     }
     throw error;

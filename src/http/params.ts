@@ -8,6 +8,8 @@ import { HttpError } from './errors.js';
 export interface QueryParams {
   /** Every value of parameter `name`, decoded, in order. */
   getAll(name: string): string[];
+  /** The name of every parameter, decoded, in order (a repeated one as often as it is given). */
+  keys(): Iterable<string>;
   /** The parameters in `application/x-www-form-urlencoded` form, as `URLSearchParams` writes them. */
   toString(): string;
 }
@@ -30,6 +32,10 @@ class SimpleQuery implements QueryParams {
       if (this.#names[i] === name) found.push(this.#values[i] as string);
     }
     return found;
+  }
+
+  keys(): Iterable<string> {
+    return this.#names;
   }
 
   toString(): string {
@@ -184,10 +190,45 @@ export function numberParam(
   return boundedParam(query, name, fallback, { min, max }, DECIMAL);
 }
 
+/**
+ * A list of integers, comma-separated (`?d=1,2`) or repeated (`?d=1&d=2`, as openapi-fetch sends arrays), or
+ * `undefined` when absent; an empty value is the empty list. Each entry is checked by the caller.
+ * @example
+ * integerListParam(parseQuery('d=60000,300000'), 'd'); // [60000, 300000]
+ */
+export function integerListParam(query: QueryParams, name: string): number[] | undefined {
+  const values = query.getAll(name);
+  if (values.length === 0) return undefined;
+  const text = values.join(',');
+  if (text === '') return [];
+  const parts = text.split(',');
+  if (parts.length > 100 || parts.some((part) => !/^\d{1,16}$/.test(part))) {
+    throw new HttpError('invalid_request', `${name} must be integers separated by commas`);
+  }
+  return parts.map(Number);
+}
+
 /** A boolean query parameter (`true` or `false`), `false` when absent. */
 export function booleanParam(query: QueryParams, name: string): boolean {
   const raw = queryParam(query, name);
   if (raw === null || raw === 'false') return false;
   if (raw === 'true') return true;
   throw new HttpError('invalid_request', `${name} must be true or false`);
+}
+
+/**
+ * Refuses a query parameter that is not in `known` with a 400 naming it (and what the route takes), as an
+ * unknown JSON field is refused: a misspelt `auto_strat=false` must not be ignored.
+ * @example
+ * rejectUnknownParams(parseQuery('auto_strat=false'), ['name', 'auto_start']); // throws invalid_request
+ */
+export function rejectUnknownParams(query: QueryParams, known: readonly string[]): void {
+  for (const name of query.keys()) {
+    if (known.includes(name)) continue;
+    const takes = known.length === 0 ? 'no query parameters' : `only ${known.join(', ')}`;
+    throw new HttpError(
+      'invalid_request',
+      `unknown query parameter ${JSON.stringify(name.slice(0, 64))} (this route takes ${takes})`,
+    );
+  }
 }

@@ -3,9 +3,9 @@
  * @module
  */
 import type { SourcedResults } from '../bulk/types.js';
+import { csvHeader, csvRow } from '../io/result-csv.js';
 import type { VerificationResult } from '../result.js';
 import type { Operation } from './context.js';
-import { csvHeader, csvRow } from './csv.js';
 import { HttpError } from './errors.js';
 import { RESULTS_PAGE } from './limits.js';
 import { RESULT_FORMATS, type ResultFormat, resultFormatOf } from './negotiate.js';

@@ -30,6 +30,9 @@ export interface ParameterDoc {
   readonly in: 'query' | 'path';
   readonly required?: boolean;
   readonly description: string;
+  /** How an array is written: `form` with `explode: false` is `?name=1,2`. */
+  readonly style?: 'form';
+  readonly explode?: boolean;
   readonly schema: Schema;
 }
 
@@ -61,6 +64,11 @@ export interface Route {
 }
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+/** The query parameters `route` documents: the only ones a POST route accepts. */
+export function queryNamesOf(route: Pick<Route, 'parameters'>): readonly string[] {
+  return (route.parameters ?? []).filter((param) => param.in === 'query').map((param) => param.name);
+}
 
 /** `?column=` of a CSV list body. */
 const LIST_COLUMN: ParameterDoc = {
@@ -172,7 +180,7 @@ export const ROUTES: readonly Route[] = [
     auth: true,
     summary: 'Create a bulk job',
     description:
-      'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start` and `column` in the query; a list is read whole and checked before the job is made.',
+      'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start`, `column` and `greylist_retry_delays_ms` in the query; a list is read whole and checked before the job is made. A query parameter this route does not list, or one with a JSON body, is a 400.',
     parameters: [
       {
         name: 'name',
@@ -187,6 +195,19 @@ export const ROUTES: readonly Route[] = [
         schema: { type: 'boolean', default: true },
       },
       LIST_COLUMN,
+      {
+        name: 'greylist_retry_delays_ms',
+        in: 'query',
+        description:
+          "List bodies only: the greylisting retry delays in milliseconds, comma-separated (repeating the parameter works too), as the JSON field `greylist_retry_delays_ms`; an empty value means no retries; default: the server's schedule.",
+        style: 'form',
+        explode: false,
+        schema: {
+          type: 'array',
+          maxItems: 10,
+          items: { type: 'integer', minimum: 0, maximum: 86_400_000 },
+        },
+      },
     ],
     requestBody: 'CreateJob',
     listBody: true,

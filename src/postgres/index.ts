@@ -4,6 +4,7 @@
  * Both run the same schema and SQL; see docs/bulk.md, "Durable jobs".
  * @module
  */
+export { type DirectoryHolder, StoreLockedError } from './dir-lock.js';
 export { SQL_STORE_DEFAULTS } from './options.js';
 export { type PostgresStoreOptions, postgresStore } from './pg.js';
 export { type PgliteStoreOptions, pgliteStore } from './pglite.js';

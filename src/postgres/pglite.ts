@@ -2,11 +2,11 @@
  * `pgliteStore`: the durable job store in an embedded, file-backed PostgreSQL (PGlite: WASM, no server).
  * @module
  */
-import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { DurableJobStore } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
+import { claimDataDir } from './data-dir.js';
+import type { StoreLockedError } from './dir-lock.js';
 import type { SqlDriver } from './driver.js';
 import { openError } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
@@ -16,7 +16,9 @@ import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
 export interface PgliteStoreOptions extends SqlStoreOptions {
   /**
    * Directory of the database files, created on first use (the first open runs initdb: a few seconds). One
-   * process at a time may open it. Omit it (and `db`) for a database in memory that ends with the process.
+   * store at a time may open it: a second open, in this process or another, throws `store_locked` naming the
+   * holder, before anything reads the directory. Omit it (and `db`) for a database in memory that ends with the
+   * process.
    */
   readonly dataDir?: string;
   /** An open PGlite of the caller's (then `dataDir` must be absent, and `close()` leaves it open). */
@@ -46,8 +48,9 @@ function pgliteDriver(db: PGlite, owns: boolean): SqlDriver {
 /**
  * Opens (creating if needed) a durable job store in PGlite, the default of `mailvet serve --data DIR`. Needs the
  * optional peer dependency `@electric-sql/pglite`. Throws `store_unavailable` naming the problem when the
- * directory is not a PGlite database or cannot be opened, and `store_error` when its schema is newer than
- * this mailvet.
+ * directory is not a PGlite database or cannot be opened, `store_locked` ({@link StoreLockedError}, naming the
+ * holder) when another store, in this process or another, has the directory open, and `store_error` when its
+ * schema is newer than this mailvet.
  * @example
  * const jobs = new BulkJobManager({ store: await pgliteStore({ dataDir: './mailvet-data' }) });
  */
@@ -60,7 +63,32 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
     throw new OptionsError('dataDir', 'must be a non-empty path');
   }
   const what = options.dataDir === undefined ? 'PGlite in memory' : `PGlite directory ${options.dataDir}`;
-  if (options.dataDir !== undefined) await checkDataDir(options.dataDir, what);
+  const lock = options.dataDir === undefined ? undefined : await claimDataDir(options.dataDir, what);
+  try {
+    const store = await openPglite(options, resolved, what);
+    if (lock === undefined) return store;
+    return {
+      ...store,
+      async close() {
+        try {
+          await store.close?.();
+        } finally {
+          await lock.release();
+        }
+      },
+    };
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
+}
+
+/** Opens the store on PGlite once its directory (if any) is held by {@link claimDataDir}. */
+async function openPglite(
+  options: PgliteStoreOptions,
+  resolved: ReturnType<typeof resolveSqlOptions>,
+  what: string,
+): Promise<DurableJobStore> {
   let db = options.db;
   if (db === undefined) {
     let module: typeof import('@electric-sql/pglite');
@@ -94,29 +122,6 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
   }
 }
 
-/**
- * Refuses, before PGlite sees it, a path that is a file or a non-empty directory without `PG_VERSION` (not a
- * PostgreSQL data directory: PGlite would fail slowly and obscurely). A missing or empty directory is created.
- */
-async function checkDataDir(dataDir: string, what: string): Promise<void> {
-  let entries: string[];
-  try {
-    if (!(await stat(dataDir)).isDirectory()) throw openError(what, new Error('the path is not a directory'));
-    entries = await readdir(dataDir);
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return;
-    throw openError(what, error);
-  }
-  if (entries.length > 0 && !entries.includes('PG_VERSION')) {
-    throw openError(
-      what,
-      new Error(
-        `the directory is not empty and holds no PostgreSQL data (${join(dataDir, 'PG_VERSION')} is missing)`,
-      ),
-    );
-  }
-}
-
 /** PGlite reports a foreign directory as a WASM abort; say what it most likely means. */
 function describePgliteFailure(error: unknown): Error {
   const message =
@@ -125,8 +130,5 @@ function describePgliteFailure(error: unknown): Error {
       : typeof error === 'object'
         ? JSON.stringify(error)
         : String(error);
-  return new Error(
-    `${message} (is it a PGlite data directory of a compatible version, not used by another process?)`,
-    { cause: error },
-  );
+  return new Error(`${message} (is it a PGlite data directory of a compatible version?)`, { cause: error });
 }

@@ -20,11 +20,16 @@ export class WebhookInputError extends MailvetError {
 /**
  * A webhook URL mailvet refuses to call: a scheme other than `https:` (or `http:` when allowed), credentials in
  * the URL, a host that does not resolve, or an address the SSRF guard refuses. No connection was made.
+ * The `message` is for the API client that chose the URL: it names the class of a refused address ("not
+ * publicly routable"), never the address; `serverDetail` says what the host resolved to, for the server's log.
  */
 export class WebhookRefusedError extends MailvetError {
   override name = 'WebhookRefusedError';
+  /** For the operator only: the address the host resolved to and the range that refused it, if any. */
+  readonly serverDetail: string | undefined;
 
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('webhook_refused', message, options);
+  constructor(message: string, options: { cause?: unknown; serverDetail?: string } = {}) {
+    super('webhook_refused', message, options.cause === undefined ? {} : { cause: options.cause });
+    this.serverDetail = options.serverDetail;
   }
 }

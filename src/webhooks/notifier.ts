@@ -8,7 +8,7 @@ import type { BulkJobManagerApi, Clock, Job, JobAccess } from '../bulk/types.js'
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
 import { OptionsError } from '../errors.js';
-import { WebhookInputError } from './errors.js';
+import { WebhookInputError, WebhookRefusedError } from './errors.js';
 import {
   memoryWebhookLog,
   WEBHOOK_EVENT_TYPES,
@@ -20,7 +20,13 @@ import { nodeWebhookTransport } from './node-transport.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs } from './schedule.js';
 import type { WebhookShare } from './share.js';
 import { checkSecrets, signWebhook } from './sign.js';
-import { checkTarget, parseWebhookUrl, type WebhookUrl, webhookGuard } from './target.js';
+import {
+  checkTarget,
+  parseWebhookUrl,
+  type WebhookSettingNames,
+  type WebhookUrl,
+  webhookGuard,
+} from './target.js';
 import type { WebhookTransport } from './transport.js';
 
 /** A job's webhook, as `POST /v1/bulk` and {@link WebhookNotifier.watch} take it. */
@@ -36,6 +42,22 @@ export interface WebhookSigning {
   /** `whsec_...` secrets; every delivery carries one signature per secret. */
   readonly secrets: readonly string[];
 }
+
+/**
+ * What a tenant is not told but the server's operator may want: the address a refused host resolved to, the
+ * transport error of a failed attempt.
+ */
+export interface WebhookServerDetail {
+  /** The job the attempt was for, or `null` for a URL checked before its job exists. */
+  readonly jobId: string | null;
+  /** The webhook URL's host. */
+  readonly host: string;
+  /** What happened, e.g. `the webhook host a.example resolves to 10.0.0.1 (10.0.0.0/8 private use (RFC 1918))`. */
+  readonly detail: string;
+}
+
+/** The message of a failed attempt that got no HTTP status: one for every transport failure (no port-probe oracle). */
+export const WEBHOOK_UNREACHABLE = 'the receiver could not be reached or sent no HTTP response';
 
 /** Options of {@link createWebhookNotifier}. Every field is optional. */
 export interface WebhookNotifierOptions {
@@ -78,6 +100,16 @@ export interface WebhookNotifierOptions {
   readonly share?: WebhookShare;
   /** The signing secrets of a job's owner, for webhooks read from `share`. @default the `secrets` option */
   readonly secretsOf?: (owner: string | null) => Promise<readonly string[] | undefined>;
+  /**
+   * How refusals name the settings that would allow a URL (`mailvet serve` gives its flags).
+   * @default { allowAddresses: 'allowAddresses', allowHttpWebhooks: 'allowHttpWebhooks' }
+   */
+  readonly settingNames?: WebhookSettingNames;
+  /**
+   * Receives what refusals and the delivery log keep from the tenant (the address a host resolved to, the raw
+   * transport error), for the server's log. @default none (dropped)
+   */
+  readonly onDetail?: (detail: WebhookServerDetail) => void;
 }
 
 /** A webhook that passed the checks, ready to attach to a job. */
@@ -188,6 +220,15 @@ export function createWebhookNotifier(
   let resolver = options.resolver;
   let transport = options.transport;
   const share = options.share;
+  const names = options.settingNames ?? {};
+  const tell = (jobId: string | null, host: string, detail: string | undefined): void => {
+    if (detail === undefined || options.onDetail === undefined) return;
+    try {
+      options.onDetail({ jobId, host, detail });
+    } catch {
+      // A failing log sink must not change what the tenant gets.
+    }
+  };
 
   const watches = new Map<string, Watch>();
   const timers = new Set<unknown>();
@@ -211,7 +252,7 @@ export function createWebhookNotifier(
     const at = clock.now();
     try {
       resolver ??= nodeResolver();
-      const target = await checkTarget(watch.webhook.target, { resolver, guard });
+      const target = await checkTarget(watch.webhook.target, { resolver, guard, names });
       transport ??= nodeWebhookTransport();
       const headers = signWebhook(watch.webhook.secrets, id, clock.now(), body);
       const response = await transport.send({
@@ -227,7 +268,15 @@ export function createWebhookNotifier(
       status = response.status;
       if (status < 200 || status > 299) error = `the receiver answered ${status}`;
     } catch (caught) {
-      error = caught instanceof Error ? caught.message : String(caught);
+      const host = watch.webhook.target.host;
+      if (caught instanceof WebhookRefusedError) {
+        error = caught.message;
+        tell(watch.jobId, host, caught.serverDetail);
+      } else {
+        // Refused, reset, timed out or a TLS failure all read the same: the log must not probe ports for tenants.
+        error = WEBHOOK_UNREACHABLE;
+        tell(watch.jobId, host, caught instanceof Error ? caught.message : String(caught));
+      }
     }
     const delay = error === null || closed ? null : retryDelayMs(delays, n - 1, random);
     const state = error === null ? 'delivered' : delay === null ? 'failed' : 'retrying';
@@ -319,7 +368,11 @@ export function createWebhookNotifier(
     if (secrets === undefined) return undefined;
     const watch: Watch = {
       jobId,
-      webhook: { target: parseWebhookUrl(spec.url, allowHttp), events: spec.events, secrets },
+      webhook: {
+        target: parseWebhookUrl(spec.url, allowHttp, 'webhook.url', names),
+        events: spec.events,
+        secrets,
+      },
       lastProgressAt: null,
       lastProgressCompleted: -1,
       finished: true,
@@ -347,12 +400,17 @@ export function createWebhookNotifier(
     if (unknown !== undefined) {
       throw new WebhookInputError('webhook', `has an unknown field ${JSON.stringify(unknown.slice(0, 64))}`);
     }
-    const target = parseWebhookUrl(url, allowHttp);
+    const target = parseWebhookUrl(url, allowHttp, 'webhook.url', names);
     const list = eventsOf(events);
     const secrets = signing === undefined ? defaults : checkSecrets(signing.secrets);
     if (secrets === undefined) throw new OptionsError('secrets', 'no webhook secret is configured');
     resolver ??= nodeResolver();
-    await checkTarget(target, { resolver, guard });
+    try {
+      await checkTarget(target, { resolver, guard, names });
+    } catch (error) {
+      if (error instanceof WebhookRefusedError) tell(null, target.host, error.serverDetail);
+      throw error;
+    }
     return { target, events: list, secrets };
   }
 

@@ -11,6 +11,17 @@ import { WebhookInputError, WebhookRefusedError } from './errors.js';
 /** Longest webhook URL accepted, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
+/**
+ * How refusals name the settings that would allow a URL, so the message points at the knob the server's operator
+ * has: the library's option names by default, the CLI's flags under `mailvet serve`.
+ */
+export interface WebhookSettingNames {
+  /** The setting that opens an address range. @default 'allowAddresses' */
+  readonly allowAddresses?: string;
+  /** The setting that accepts `http:` URLs. @default 'allowHttpWebhooks' */
+  readonly allowHttpWebhooks?: string;
+}
+
 /** A webhook URL that parsed, before its host is resolved. */
 export interface WebhookUrl {
   readonly url: URL;
@@ -29,13 +40,19 @@ export interface CheckedTarget extends WebhookUrl {
 /**
  * Parses a webhook URL. Throws {@link WebhookInputError} (`invalid_request`) when `value` is not a string, is
  * longer than {@link MAX_WEBHOOK_URL_LENGTH} or is not an absolute URL, and {@link WebhookRefusedError}
- * (`webhook_refused`) for a scheme other than `https:` (or `http:` with `allowHttp`) or credentials in the URL.
+ * (`webhook_refused`) for a scheme other than `https:` (or `http:` with `allowHttp`) or credentials in the URL;
+ * refusing an `http:` URL, the message names `names.allowHttpWebhooks`.
  * Numeric host spellings (`http://2130706433/`, `http://0x7f.1/`) are normalized by the WHATWG URL parser to the
  * dotted quad they mean, so the guard judges the real address.
  * @example
  * parseWebhookUrl('https://hooks.example.com/mailvet').host; // 'hooks.example.com'
  */
-export function parseWebhookUrl(value: unknown, allowHttp = false, field = 'webhook.url'): WebhookUrl {
+export function parseWebhookUrl(
+  value: unknown,
+  allowHttp = false,
+  field = 'webhook.url',
+  names: WebhookSettingNames = {},
+): WebhookUrl {
   if (typeof value !== 'string') throw new WebhookInputError(field, 'must be a string');
   if (value.length > MAX_WEBHOOK_URL_LENGTH) {
     throw new WebhookInputError(field, `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
@@ -48,8 +65,12 @@ export function parseWebhookUrl(value: unknown, allowHttp = false, field = 'webh
   }
   const schemes = allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
+    const hint =
+      url.protocol === 'http:'
+        ? `; the server's operator can accept http: with ${names.allowHttpWebhooks ?? 'allowHttpWebhooks'}`
+        : '';
     throw new WebhookRefusedError(
-      `${field} must use ${allowHttp ? 'https: or http:' : 'https:'} (got ${JSON.stringify(url.protocol.slice(0, 32))})`,
+      `${field} must use ${allowHttp ? 'https: or http:' : 'https:'} (got ${JSON.stringify(url.protocol.slice(0, 32))})${hint}`,
     );
   }
   if (url.username !== '' || url.password !== '') {
@@ -71,22 +92,30 @@ export interface CheckTargetOptions {
   readonly guard: AddressGuard;
   /** Aborts the lookup. */
   readonly signal?: AbortSignal;
+  /** How the refusal names the setting that opens a range. @default option names */
+  readonly names?: WebhookSettingNames;
 }
 
-function refuse(parsed: WebhookUrl, address: string, guard: AddressGuard): WebhookRefusedError | null {
-  const decision = guard.check(address);
+function refuse(
+  parsed: WebhookUrl,
+  address: string,
+  options: CheckTargetOptions,
+): WebhookRefusedError | null {
+  const decision = options.guard.check(address);
   if (decision.allowed) return null;
   const why = decision.detail ?? decision.reason;
+  const setting = options.names?.allowAddresses ?? 'allowAddresses';
   return new WebhookRefusedError(
-    `the webhook host ${parsed.host} resolves to ${address}, which is not publicly routable (${why}); ` +
-      'allow-list the range with allowAddresses to call it',
+    `the webhook host ${parsed.host} is not publicly routable; the server's operator can open its range with ${setting}`,
+    { serverDetail: `the webhook host ${parsed.host} resolves to ${address} (${why})` },
   );
 }
 
 /**
  * Resolves the host of `parsed` (an IP literal is taken as is) and checks every address with the guard: one
  * refused address refuses the URL (a name that answers a public and a private address could be rebound).
- * Throws {@link WebhookRefusedError}; never connects.
+ * Throws {@link WebhookRefusedError}, whose message names the class of a refused address and never the address
+ * (a tenant must not learn the server's private DNS; `serverDetail` has it); never connects.
  */
 export async function checkTarget(parsed: WebhookUrl, options: CheckTargetOptions): Promise<CheckedTarget> {
   const literal = parseIp(parsed.host);
@@ -113,7 +142,7 @@ export async function checkTarget(parsed: WebhookUrl, options: CheckTargetOption
     addresses = answer.records;
   }
   for (const address of addresses) {
-    const refused = refuse(parsed, address, options.guard);
+    const refused = refuse(parsed, address, options);
     if (refused !== null) throw refused;
   }
   const address = addresses[0] as string;

@@ -5,6 +5,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import type { Clock } from '../../src/bulk/types.js';
 import type { VerificationResult } from '../../src/result.js';
 import { scoreOf } from '../../src/score.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** A clock whose time moves only when `advance` is called. */
 export class FakeClock implements Clock {
@@ -139,13 +140,9 @@ export async function settle(turns = 5): Promise<void> {
   for (let i = 0; i < turns; i++) await tick();
 }
 
-/** Waits (event-loop turns, not time) until `condition` holds; fails the test after `turns` turns. */
-export async function until(condition: () => boolean | Promise<boolean>, turns = 10_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (await condition()) return;
-    await tick();
-  }
-  throw new Error('condition not reached');
+/** Waits (event-loop turns, not timers) until `condition` holds: {@link waitFor} probing every turn. */
+export async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  await waitFor(condition, { intervalMs: 0 });
 }
 
 /** `count` distinct addresses over `domains` domains, in a shuffled-looking but deterministic order. */

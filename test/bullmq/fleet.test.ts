@@ -130,6 +130,51 @@ describe.skipIf(!enabled)('the bullmq runner with in-process workers', () => {
     }
   }, 60_000);
 
+  it('tells its listeners of endings whose events never arrived (committed by a worker that died before publishing)', async () => {
+    let listings = 0;
+    const fleet = await ownFleet(
+      { reconcileMs: 200 },
+      {
+        managerStore: (store) =>
+          new Proxy(store, {
+            get(target, key) {
+              const value = Reflect.get(target, key, target);
+              if (key !== 'listJobs') return typeof value === 'function' ? value.bind(target) : value;
+              return () => {
+                listings += 1;
+                return target.listJobs();
+              };
+            },
+          }),
+      },
+    );
+    const v = verifier();
+    try {
+      await fleet.jobs.opened();
+      const heard: string[] = [];
+      fleet.jobs.on('complete', (job) => heard.push(`complete ${job.id} ${job.completed}`));
+      fleet.jobs.on('failed', (job) => heard.push(`failed ${job.id}`));
+      const done = await fleet.jobs.create({ emails: emails.slice(0, 2) });
+      const broken = await fleet.jobs.create({ emails: emails.slice(2, 4) });
+      const results = await Promise.all(emails.slice(0, 2).map((email) => v.verify(email)));
+      // What a worker writes, and no event after it: no worker runs, the test commits as one would.
+      const committed = await fleet.workerStore.fleetCommit(done.id, [0, 1], results, [], Date.now());
+      expect(committed?.completed).toBe(true);
+      const error = { code: 'store_error' as const, message: 'the test says so' };
+      expect(await fleet.workerStore.fleetFail(broken.id, error, Date.now())).toBeDefined();
+      await expect
+        .poll(() => [...heard].sort(), { timeout: 20_000, interval: 50 })
+        .toEqual([`complete ${done.id} 2`, `failed ${broken.id}`].sort());
+      // Told once: the reconcile passes that follow tell nobody again.
+      const seen = listings;
+      await expect.poll(() => listings, { timeout: 20_000, interval: 50 }).toBeGreaterThanOrEqual(seen + 3);
+      expect(heard).toHaveLength(2);
+    } finally {
+      await v.dispose();
+      await fleet.close();
+    }
+  }, 60_000);
+
   it('verifies every position exactly once, as the in-process runner does', async () => {
     const fleet = await ownFleet();
     const { prefix, jobs } = fleet;

@@ -16,6 +16,7 @@ import { createHandler } from '../../src/http/handler.js';
 import { postgresStore } from '../../src/postgres/pg.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier, type Verifier } from '../../src/verifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
 import { handlerCaller } from '../support/http-call.js';
 import { BIN } from '../support/mailvet-bin.js';
@@ -71,6 +72,7 @@ afterAll(async () => {
 const call = handlerCaller(KEY);
 
 describe.skipIf(!enabled)('PostgreSQL unreachable under a fleet job', () => {
+  beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
   it('classifies what pg throws when the server is gone as unreachable, a refused statement as rejected', () => {
     expect(storeFailureOf(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe(
       'unreachable',

@@ -5,16 +5,17 @@
  * the fleet's Redis keys are deleted mid-job.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { serverCaller } from '../support/http-call.js';
 import { inProcessResults } from '../support/in-process-results.js';
 import { type MailDomains, startMailDomains } from '../support/mail-domains.js';
 import { BIN } from '../support/mailvet-bin.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
+import { outputMatch, waitFor } from '../support/wait-for.js';
 
 const enabled = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
 const KEY = 'fleet-test-key';
@@ -52,21 +53,13 @@ async function spawnBin(args: string[], ready: RegExp): Promise<Proc & { match: 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   spawned.add(child);
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  for (let i = 0; i < 1500; i++) {
-    const match = ready.exec(output);
-    if (match !== null) return { child, output: () => output, match };
-    if (child.exitCode !== null) break;
-    await sleep(20);
+  try {
+    const { match, output } = await outputMatch(child, ready, { what: `mailvet ${args[0]} to start` });
+    return { child, output, match };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
-  child.kill('SIGKILL');
-  throw new Error(`mailvet ${args[0]} did not start:\n${output}`);
 }
 
 function network(): string[] {
@@ -157,12 +150,15 @@ interface WireJob {
   counts: Record<string, number>;
 }
 
-async function waitFor(url: string, id: string, done: (job: WireJob) => boolean): Promise<WireJob> {
-  for (;;) {
-    const job = (await call(url, `/v1/bulk/${id}`)) as WireJob;
-    if (done(job)) return job;
-    await sleep(100);
-  }
+/** Polls the job over HTTP until `done` holds for it. */
+function jobWhen(url: string, id: string, done: (job: WireJob) => boolean): Promise<WireJob> {
+  return waitFor(
+    async () => {
+      const job = (await call(url, `/v1/bulk/${id}`)) as WireJob;
+      return done(job) && job;
+    },
+    { what: `job ${id}`, timeoutMs: 280_000, intervalMs: 100 }, // within the tests' 300 s
+  );
 }
 
 /** Creates a job of every address, 10,000 per request (the HTTP API's limit). */
@@ -182,7 +178,7 @@ async function submit(url: string, name: string): Promise<WireJob> {
 
 /** The job is complete with each position once: its counts sum to the total, its results equal the expected. */
 async function expectExactlyOnce(url: string, id: string): Promise<void> {
-  const job = await waitFor(url, id, (current) => current.status === 'complete');
+  const job = await jobWhen(url, id, (current) => current.status === 'complete');
   expect(job).toMatchObject({ total: COUNT, completed: COUNT });
   expect(Object.values(job.counts).reduce((a, b) => a + b, 0)).toBe(COUNT);
   const { results } = (await call(url, `/v1/bulk/${id}/results`)) as { results: VerificationResult[] };
@@ -204,6 +200,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailvet worker', () => {
+  beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
   it('1 API node and 3 workers verify 30,000 addresses, each position exactly once', async () => {
     const fleet = new Fleet();
     try {
@@ -242,7 +239,7 @@ describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailv
       });
       await call(working.url, `/v1/bulk/${created.id}/start`, { method: 'POST' });
       for (const node of [plain, working]) {
-        const job = await waitFor(node.url, created.id, (current) => current.status === 'complete');
+        const job = await jobWhen(node.url, created.id, (current) => current.status === 'complete');
         expect(job).toMatchObject({ total: count, completed: count });
         const { results } = (await call(node.url, `/v1/bulk/${created.id}/results`)) as {
           results: VerificationResult[];
@@ -260,15 +257,15 @@ describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailv
       let api = await fleet.api();
       const workers = [await fleet.worker('a'), await fleet.worker('b')];
       const created = await submit(api.url, 'faults');
-      await waitFor(api.url, created.id, (job) => job.completed >= 3000);
+      await jobWhen(api.url, created.id, (job) => job.completed >= 3000);
       await fleet.kill(workers[0]!, 'SIGKILL'); // its chunks stall and are taken again
-      await waitFor(api.url, created.id, (job) => job.completed >= 9000);
+      await jobWhen(api.url, created.id, (job) => job.completed >= 9000);
       await fleet.kill(api, 'SIGKILL');
       api = await fleet.api(); // another API node serves the same job
-      await waitFor(api.url, created.id, (job) => job.completed >= 15_000);
+      await jobWhen(api.url, created.id, (job) => job.completed >= 15_000);
       expect(await deletePrefix(fleet.prefix)).toBeGreaterThan(0); // Redis lost its data
       await fleet.worker('c');
-      await waitFor(api.url, created.id, (job) => job.completed >= 20_000);
+      await jobWhen(api.url, created.id, (job) => job.completed >= 20_000);
       // SIGTERM: the worker finishes its chunks and stops cleanly.
       const stopped = new Promise<number | null>((resolve) => workers[1]!.child.once('exit', resolve));
       await fleet.kill(workers[1]!, 'SIGTERM');

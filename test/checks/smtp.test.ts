@@ -309,3 +309,52 @@ describe('smtpCheck scope, budget and trace', () => {
     ]);
   });
 });
+
+describe('smtpCheck and provider profiles', () => {
+  const at = (host: string): MailHost[] => [{ host, priority: 10, addresses: ['192.0.2.1'] }];
+  const YAHOO = 'mta5.am0.yahoodns.net';
+
+  it('reads a reply as the answering provider means it: Microsoft 365 edge block there, policy elsewhere', async () => {
+    const edgeBlock = {
+      rcpt: () => reply(550, '5.4.1 Recipient address rejected: Access denied. AS(201806281)'),
+    };
+    const m365 = stateFor(network({ '192.0.2.1': edgeBlock }).open, 'bob', {
+      mailHosts: at('contoso-com.mail.protection.outlook.com'),
+    });
+    expect(await smtpCheck.run(m365)).toEqual({ status: 'invalid', sub_status: 'mailbox_not_found' });
+    expect(m365.reason).toContain(
+      'answered RCPT TO with 550 5.4.1 Recipient address rejected: Access denied.',
+    );
+    const elsewhere = stateFor(network({ '192.0.2.1': edgeBlock }).open, 'bob', {
+      mailHosts: at('mx.example.com'),
+    });
+    expect(await smtpCheck.run(elsewhere)).toEqual({ status: 'unknown', sub_status: 'antispam_system' });
+  });
+
+  it('an accept-all provider is never valid on a 250 alone (catch-all probe off)', async () => {
+    const state = stateFor(network({ '192.0.2.1': {} }).open, 'alice', {
+      mailHosts: at(YAHOO),
+      options: { catchAll: false },
+    });
+    expect(await smtpCheck.run(state)).toEqual({ status: 'catch_all', sub_status: null });
+    expect(state.accept_all).toBe(true);
+    expect(state.reason).toBe(
+      `${YAHOO} is Yahoo / AOL, which accepts every recipient at RCPT TO and bounces unknown ones later: its 250 does not show that the mailbox exists`,
+    );
+  });
+
+  it('an accept-all provider stays catch_all when the probe is inconclusive', async () => {
+    const rcpt = mailboxes({ alice: 250, [PROBE]: [450, '4.3.0 try later'] });
+    const state = stateFor(network({ '192.0.2.1': { rcpt } }).open, 'alice', { mailHosts: at(YAHOO) });
+    expect(await smtpCheck.run(state)).toEqual({ status: 'catch_all', sub_status: null });
+    expect(state.accept_all).toBe(true);
+  });
+
+  it('an accept-all provider that refuses the random address is valid: its 250 is not alone', async () => {
+    const state = stateFor(network({ '192.0.2.1': { rcpt: mailboxes({ alice: 250 }) } }).open, 'alice', {
+      mailHosts: at(YAHOO),
+    });
+    expect(await smtpCheck.run(state)).toEqual({ status: 'valid', sub_status: null });
+    expect(state.accept_all).toBe(false);
+  });
+});

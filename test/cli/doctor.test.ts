@@ -2,12 +2,36 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diagnose } from '../../src/doctor/diagnose.js';
 import type { DiagnoseOptions } from '../../src/doctor/options.js';
 import { tcpTransport } from '../../src/smtp/tcp.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
+import { run as spawnCli } from '../support/mailvet-bin.js';
 import { type RawServerHarness, startRawServer } from '../support/raw-server.js';
 import { runCli } from './support.js';
 
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
+
+/** The egress address the fake MX echoes: only DNS questions about it go out, to the loopback DNS server. */
+const PUBLIC = '93.184.215.14';
+
 let dns: DnsTestServer;
 let mx: RawServerHarness;
+let quiet: RawServerHarness;
+
+/** A fake MX on 127.0.0.2 that echoes `echo` as the client address in its EHLO reply (none: no echo). */
+function fakeMx(echo: string | null) {
+  return startRawServer({
+    host: '127.0.0.2',
+    script: async (peer) => {
+      await peer.write('220 mx.probe.test ESMTP\r\n');
+      for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
+        const hello = echo === null ? 'mx.probe.test' : `mx.probe.test Hello [${echo}]`;
+        if (/^EHLO /i.test(line)) await peer.write(`250-${hello}\r\n250 8BITMIME\r\n`);
+        else if (/^QUIT/i.test(line)) return void (await peer.write('221 bye\r\n'));
+        else await peer.write('502 no\r\n');
+      }
+    },
+  });
+}
 
 beforeAll(async () => {
   dns = await startDnsServer({
@@ -16,28 +40,20 @@ beforeAll(async () => {
     'refused.test': { mx: [{ priority: 10, exchange: 'mx.refused.test' }] },
     'mx.refused.test': { a: ['127.0.0.6'] },
     '1.0.0.127.in-addr.arpa': { ptr: ['mail.sender.test'] },
-    'mail.sender.test': { a: ['127.0.0.1'] },
+    '14.215.184.93.in-addr.arpa': { ptr: ['mail.sender.test'] },
+    'mail.sender.test': { a: ['127.0.0.1', PUBLIC] },
     'sender.test': {
       mx: [{ priority: 10, exchange: 'mail.sender.test' }],
-      txt: ['v=spf1 ip4:127.0.0.0/8 -all'],
+      txt: [`v=spf1 ip4:127.0.0.0/8 ip4:${PUBLIC} -all`],
     },
     'bl.test': {},
   });
-  mx = await startRawServer({
-    host: '127.0.0.2',
-    script: async (peer) => {
-      await peer.write('220 mx.probe.test ESMTP\r\n');
-      for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
-        if (/^EHLO /i.test(line)) await peer.write('250-mx.probe.test Hello [127.0.0.1]\r\n250 8BITMIME\r\n');
-        else if (/^QUIT/i.test(line)) return void (await peer.write('221 bye\r\n'));
-        else await peer.write('502 no\r\n');
-      }
-    },
-  });
+  mx = await fakeMx(PUBLIC);
+  quiet = await fakeMx(null);
 });
 
 afterAll(async () => {
-  await Promise.all([dns.close(), mx.close()]);
+  await Promise.all([dns.close(), mx.close(), quiet.close()]);
 });
 
 /** Runs `mailvet doctor`, its SMTP connections bound to 127.0.0.1 (the address the zone's PTR describes). */
@@ -102,7 +118,7 @@ describe('mailvet doctor', () => {
     const run = await doctor([...world(), '--json']);
     const report = JSON.parse(run.stdout);
     expect(report.verdict).toBe('pass');
-    expect(report.egress_ip).toBe('127.0.0.1');
+    expect(report.egress_ip).toBe(PUBLIC);
     expect(report.checks.map((check: { name: string }) => check.name)).toEqual([
       'dns',
       'proxy',
@@ -127,6 +143,25 @@ describe('mailvet doctor', () => {
     );
     expect(run.stdout).toContain('-> Outbound port 25 is blocked');
     expect(run.stdout).toContain('Verdict: FAIL');
+  });
+
+  it('says INCOMPLETE and exits 1 when the checks that decide readiness cannot run, naming --ip (spawned)', async () => {
+    const run = await spawnCli(['doctor', ...world(quiet.port)]);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/\[skip\] Egress address +the mail server did not echo the client address/);
+    expect(run.stdout).toMatch(
+      /Verdict: INCOMPLETE \(3 passed, 0 warned, 0 failed, 6 skipped; \d+ ms\): readiness is not known: Reverse DNS, HELO name, SPF and Blocklists could not run\. Pass --ip with the public address of this host/,
+    );
+    expect(run.code).toBe(1);
+  });
+
+  it('warns of a loopback --ip even inside --allow-address, and exits 0 (spawned)', async () => {
+    const run = await spawnCli(['doctor', ...world(quiet.port), '--ip', '127.0.0.1']);
+    expect(run.stdout).toContain(
+      '[warn] Egress address    127.0.0.1 (given with --ip) is not a public address',
+    );
+    expect(run.stdout).toMatch(/Verdict: WARN \(7 passed, 1 warned, 0 failed, 1 skipped/);
+    expect(run.code).toBe(0);
   });
 
   it('reads the shared settings from MAILVET_* variables', async () => {

@@ -4,12 +4,11 @@
  */
 import { spawn } from 'node:child_process';
 import { stat, writeFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
+import { BIN } from '../support/mailvet-bin.js';
 import { tempDir } from './support.js';
-
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 
 function run(nodeArgs: string[], args: string[]): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
@@ -24,6 +23,7 @@ function run(nodeArgs: string[], args: string[]): Promise<{ code: number | null;
 }
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 beforeAll(async () => {
   dir = await tempDir('mailvet-stream-');
 });

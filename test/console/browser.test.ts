@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeResolver } from '../../src/dns/node.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import type { Zone } from '../../src/testing/zone.js';
+import { BUILD_TIMEOUT_MS, DIST_CONSOLE_DIR, ensureBuiltDist } from '../support/built-dist.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
 import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
 
@@ -38,6 +39,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!available) return;
+  await ensureBuiltDist(); // the console's bundle
   dns = await startDnsServer(zone);
   smtp = await startSmtpServer({ host: '127.0.0.2', mailboxes: { alice: 'ok', bob: 'ok' } });
   // The verifier has one SMTP port: the second mail host listens on the same port number on its own address.
@@ -46,6 +48,7 @@ beforeAll(async () => {
     port: 0,
     host: '127.0.0.1',
     apiKeys: [KEY],
+    console: { dir: DIST_CONSOLE_DIR },
     limits: { requestsPerSecond: 10_000, burst: 10_000 },
     verifierOptions: {
       resolver: nodeResolver({ servers: [dns.address] }),
@@ -56,7 +59,7 @@ beforeAll(async () => {
     },
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-}, 60_000);
+}, 60_000 + BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
   await browser?.close();

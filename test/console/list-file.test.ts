@@ -16,6 +16,7 @@ import {
 } from '../../src/console/list-file.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import { auth, fakeVerifier, jsonAuth } from '../http/support.js';
+import { waitFor } from '../support/wait-for.js';
 
 let server: RunningServer;
 let base: string;
@@ -41,14 +42,15 @@ async function rowsOf(blob: Blob, shape: ListShape, sliceBytes?: number): Promis
 }
 
 async function finished(id: string): Promise<void> {
-  for (let i = 0; i < 1000; i += 1) {
-    const job = (await (await fetch(`${base}/v1/bulk/${id}`, { headers: auth() })).json()) as {
-      status: string;
-    };
-    if (job.status === 'complete') return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('never completed');
+  await waitFor(
+    async () => {
+      const job = (await (await fetch(`${base}/v1/bulk/${id}`, { headers: auth() })).json()) as {
+        status: string;
+      };
+      return job.status === 'complete';
+    },
+    { what: `job ${id} to complete` },
+  );
 }
 
 describe('listShape', () => {

@@ -11,14 +11,24 @@ import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
 import { type RawScript, type RawServerHarness, startRawServer } from '../support/raw-server.js';
 import { startSocksServer } from '../support/socks-server.js';
 
-/** A mail server that greets, answers EHLO (echoing the client's address when `echo`), and QUIT. */
-function probeMx(echo: boolean): RawScript {
+/**
+ * A public address for the egress echo: only DNS questions about it go out, to the loopback DNS server (a
+ * loopback egress address is a warning, as mail servers on the internet never see one).
+ */
+const PUBLIC = '93.184.215.14';
+
+/**
+ * A mail server that greets, answers EHLO (echoing the client's address when `echo` is true, or the address
+ * `echo` names, as a server behind NAT sees the public one), and QUIT.
+ */
+function probeMx(echo: boolean | string): RawScript {
   return async (peer) => {
     await peer.write('220 mx.probe.test ESMTP ready\r\n');
     for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
       const verb = line.slice(0, 4).toUpperCase();
       if (verb === 'EHLO') {
-        const client = (peer.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+        const remote = (peer.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+        const client = typeof echo === 'string' ? echo : remote;
         const hello = echo ? `mx.probe.test at your service, [${client}]` : 'mx.probe.test';
         await peer.write(`250-${hello}\r\n250-PIPELINING\r\n250 8BITMIME\r\n`);
       } else if (verb === 'QUIT') {
@@ -52,12 +62,13 @@ function zoneFor(): Zone {
     'mx.closed.test': { a: ['127.0.0.5'] },
     // The sender: PTR and forward records of 127.0.0.1, SPF through include: and ip4: ranges.
     '1.0.0.127.in-addr.arpa': { ptr: ['mail.sender.test'] },
-    'mail.sender.test': { a: ['127.0.0.1'] },
+    '14.215.184.93.in-addr.arpa': { ptr: ['mail.sender.test'] },
+    'mail.sender.test': { a: ['127.0.0.1', PUBLIC] },
     'sender.test': {
       mx: [{ priority: 10, exchange: 'mail.sender.test' }],
       txt: ['v=spf1 ip4:192.0.2.0/24 include:_spf.sender.test -all', 'site-verification=abc'],
     },
-    '_spf.sender.test': { txt: ['v=spf1 ip4:198.51.100.0/24 ip4:127.0.0.0/29 ~all'] },
+    '_spf.sender.test': { txt: [`v=spf1 ip4:198.51.100.0/24 ip4:127.0.0.0/29 ip4:${PUBLIC} ~all`] },
     'strict.test': {
       mx: [{ priority: 10, exchange: 'mail.sender.test' }],
       txt: ['v=spf1 ip4:192.0.2.0/24 -all'],
@@ -80,6 +91,7 @@ function zoneFor(): Zone {
 let dns: DnsTestServer;
 let resolver: ReturnType<typeof nodeResolver>;
 let echoing: RawServerHarness;
+let natted: RawServerHarness;
 let silent: RawServerHarness;
 let slow: RawServerHarness;
 
@@ -87,13 +99,14 @@ beforeAll(async () => {
   dns = await startDnsServer(zoneFor());
   resolver = nodeResolver({ servers: [dns.address], timeoutMs: 500, tries: 1 });
   echoing = await startRawServer({ host: '127.0.0.2', script: probeMx(true) });
+  natted = await startRawServer({ host: '127.0.0.2', script: probeMx(PUBLIC) });
   silent = await startRawServer({ host: '127.0.0.3', script: probeMx(false) });
   slow = await startRawServer({ host: '127.0.0.4', script: tarpit });
 });
 
 afterAll(async () => {
   resolver.close();
-  await Promise.all([dns.close(), echoing.close(), silent.close(), slow.close()]);
+  await Promise.all([dns.close(), echoing.close(), natted.close(), silent.close(), slow.close()]);
 });
 
 /** Options for a run against the loopback world; the MX port is the one of `server`. */
@@ -127,8 +140,8 @@ function statuses(report: DiagnosticsReport): Record<string, string> {
 
 describe('diagnose against loopback DNS and SMTP servers', () => {
   it('passes every check on a well set-up host, sending only EHLO and QUIT', async () => {
-    const before = echoing.received().length;
-    const report = await diagnose(options(echoing));
+    const before = natted.received().length;
+    const report = await diagnose(options(natted));
     expect(statuses(report)).toEqual({
       dns: 'pass',
       proxy: 'skipped',
@@ -141,13 +154,13 @@ describe('diagnose against loopback DNS and SMTP servers', () => {
       blocklists: 'pass',
     });
     expect(report.verdict).toBe('pass');
-    expect(report.egress_ip).toBe('127.0.0.1');
-    expect(check(report, 'egress').details).toMatchObject({ source: 'ehlo', echoed: '127.0.0.1' });
+    expect(report.egress_ip).toBe(PUBLIC);
+    expect(check(report, 'egress').details).toMatchObject({ source: 'ehlo', echoed: PUBLIC });
     expect(check(report, 'port25').evidence).toContain('220 mx.probe.test ESMTP ready'.slice(4));
-    expect(check(report, 'reverse_dns').evidence).toBe('127.0.0.1 → mail.sender.test → 127.0.0.1');
+    expect(check(report, 'reverse_dns').evidence).toBe(`${PUBLIC} → mail.sender.test → ${PUBLIC}`);
     expect(check(report, 'spf').evidence).toContain('include:_spf.sender.test');
     expect(report.checks.every((entry) => entry.status !== 'pass' || entry.advice === null)).toBe(true);
-    const sent = echoing.received().slice(before);
+    const sent = natted.received().slice(before);
     expect(sent).toEqual(['EHLO mail.sender.test', 'QUIT']);
   });
 
@@ -180,7 +193,7 @@ describe('diagnose against loopback DNS and SMTP servers', () => {
     expect(report.duration_ms).toBeLessThan(3_000);
   });
 
-  it('skips the address checks, with advice to pass --ip, when the banner does not echo the address', async () => {
+  it('skips the address checks, with advice to pass --ip, when the banner does not echo the address: verdict incomplete', async () => {
     const report = await diagnose({ ...options(silent), probeDomain: 'silent.test' });
     expect(check(report, 'port25').status).toBe('pass');
     expect(check(report, 'egress')).toMatchObject({ status: 'skipped' });
@@ -189,12 +202,33 @@ describe('diagnose against loopback DNS and SMTP servers', () => {
       expect(check(report, name).status).toBe('skipped');
     }
     expect(report.egress_ip).toBeNull();
+    // Nothing failed or warned, but whether mail servers trust this host is not known.
+    expect(report.checks.filter((entry) => entry.status === 'fail' || entry.status === 'warn')).toEqual([]);
+    expect(report.verdict).toBe('incomplete');
   });
 
   it('takes the egress address from ip when given', async () => {
-    const report = await diagnose({ ...options(silent), probeDomain: 'silent.test', ip: '127.0.0.1' });
+    const report = await diagnose({ ...options(silent), probeDomain: 'silent.test', ip: PUBLIC });
     expect(check(report, 'egress')).toMatchObject({ status: 'pass', details: { source: 'option' } });
     expect(check(report, 'reverse_dns').status).toBe('pass');
+    expect(report.verdict).toBe('pass');
+  });
+
+  it.each([
+    ['loopback', '127.0.0.1'],
+    ['private', '10.1.2.3'],
+  ])('warns of a %s egress address, also inside allowAddresses', async (_kind, ip) => {
+    const report = await diagnose({
+      ...options(silent),
+      probeDomain: 'silent.test',
+      allowAddresses: ['127.0.0.0/8', '10.0.0.0/8'],
+      ip,
+    });
+    expect(check(report, 'egress')).toMatchObject({
+      status: 'warn',
+      evidence: `${ip} (given with --ip) is not a public address`,
+    });
+    expect(report.verdict).not.toBe('pass');
   });
 
   it('fails reverse DNS when the address has no PTR, and skips the HELO comparison', async () => {

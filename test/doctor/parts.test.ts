@@ -129,10 +129,39 @@ describe('checks and rendering', () => {
     expect(makeCheck('dns', 'fail', 'bad', 'do this').advice).toBe('do this');
   });
 
-  it('takes the worst status as the verdict, skipped ones left out', () => {
+  it('takes the worst status as the verdict; a skipped readiness check with advice makes it incomplete', () => {
     expect(verdictOf([{ status: 'pass' }, { status: 'skipped' }])).toBe('pass');
     expect(verdictOf([{ status: 'pass' }, { status: 'warn' }, { status: 'skipped' }])).toBe('warn');
     expect(verdictOf([{ status: 'warn' }, { status: 'fail' }])).toBe('fail');
+    const noIp = makeCheck('spf', 'skipped', 'no egress address', 'Pass --ip with the public address.');
+    expect(verdictOf([{ status: 'pass' }, noIp])).toBe('incomplete');
+    expect(verdictOf([{ status: 'warn' }, noIp])).toBe('incomplete');
+    expect(verdictOf([{ status: 'fail' }, noIp])).toBe('fail');
+    // A skip with nothing to do is a choice (--no-blocklists), and a proxy check is not about readiness.
+    expect(verdictOf([makeCheck('blocklists', 'skipped', 'no blocklists configured', null)])).toBe('pass');
+    expect(verdictOf([makeCheck('proxy', 'skipped', 'no proxy', 'Set one.')])).toBe('pass');
+  });
+
+  it('names the checks that could not run and what lets them run in an incomplete verdict', () => {
+    const advice = 'Pass --ip with the public address of this host.';
+    const report: DiagnosticsReport = {
+      verdict: 'incomplete',
+      checks: [
+        makeCheck('dns', 'pass', 'MX of gmail.com: a', null),
+        makeCheck('reverse_dns', 'skipped', 'no egress address', advice),
+        makeCheck('spf', 'skipped', 'no egress address', advice),
+        makeCheck('blocklists', 'skipped', 'no egress address', advice),
+      ],
+      egress_ip: null,
+      helo_host: 'h.example',
+      mail_from: 'v@h.example',
+      probe_domain: 'gmail.com',
+      started_at: '2026-01-01T00:00:00.000Z',
+      duration_ms: 12,
+    };
+    expect(renderDiagnostics(report, createStyle(false)).split('\n').at(-2)).toBe(
+      `Verdict: INCOMPLETE (1 passed, 0 warned, 0 failed, 3 skipped; 12 ms): readiness is not known: Reverse DNS, SPF and Blocklists could not run. ${advice}`,
+    );
   });
 
   it('renders one line per check, the advice under it, and the verdict', () => {

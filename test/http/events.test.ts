@@ -5,6 +5,7 @@ import type { BulkJobManagerApi } from '../../src/bulk/types.js';
 import { createHandler } from '../../src/http/handler.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import { manualVerifier } from '../bulk/support.js';
+import { waitFor } from '../support/wait-for.js';
 import { auth, KEY_A, KEY_B } from './support.js';
 
 interface SseEvent {
@@ -71,15 +72,6 @@ function connect(url: string, headers: Record<string, string>) {
     },
     close: () => req.destroy(),
   };
-}
-
-/** Polls `condition` until it holds (loopback sockets need real time, not only event-loop turns). */
-async function until(condition: () => boolean | Promise<boolean>, _turns?: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
 
 /** Wraps a manager to count the listeners subscribed through `on` and not yet released. */
@@ -150,18 +142,18 @@ describe('GET /v1/bulk/{id}/events over a real socket', () => {
     const { verifier, base, job, completed } = await start();
     const client = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A));
     await client.opened;
-    await until(() => client.events.length === 1);
+    await waitFor(() => client.events.length === 1);
     expect(client.status).toBe(200);
     expect(client.contentType).toBe('text/event-stream; charset=utf-8');
     expect(client.events[0]).toMatchObject({ id: '0', event: 'progress' });
-    await until(() => verifier.held.length === 3);
+    await waitFor(() => verifier.held.length === 3);
     verifier.held.shift()!.resolve();
-    await until(async () => (await completed()) === 1);
-    await until(() => client.events.length === 2);
+    await waitFor(async () => (await completed()) === 1);
+    await waitFor(() => client.events.length === 2);
     expect(client.events[1]?.id).toBe('1');
     expect(JSON.parse(client.events[1]!.data!)).toMatchObject({ id: job.id, completed: 1, total: 3 });
     await verifier.releaseAll();
-    await until(() => client.ended);
+    await waitFor(() => client.ended);
     const last = client.events.at(-1)!;
     expect(last.event).toBe('complete');
     expect(last.id).toBe('3-end');
@@ -171,27 +163,27 @@ describe('GET /v1/bulk/{id}/events over a real socket', () => {
   it('resumes with Last-Event-ID without missing the changes made while away, and 204 after the end', async () => {
     const { verifier, base, job, completed } = await start();
     const first = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A));
-    await until(() => first.events.length === 1);
+    await waitFor(() => first.events.length === 1);
     first.close();
-    await until(() => verifier.held.length === 3);
+    await waitFor(() => verifier.held.length === 3);
     verifier.held.shift()!.resolve();
     verifier.held.shift()!.resolve();
-    await until(async () => (await completed()) === 2);
+    await waitFor(async () => (await completed()) === 2);
 
     const again = connect(
       `${base}/v1/bulk/${job.id}/events`,
       auth(KEY_A, { 'last-event-id': first.events[0]!.id! }),
     );
-    await until(() => again.events.length === 1);
+    await waitFor(() => again.events.length === 1);
     expect(again.events[0]).toMatchObject({ id: '2', event: 'progress' });
     await verifier.releaseAll();
-    await until(() => again.ended);
+    await waitFor(() => again.ended);
     expect(again.events.map((event) => event.id)).toEqual(['2', '3-end']);
 
     // Up to date already: nothing is repeated, only what comes next.
     const done = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A, { 'last-event-id': '3-end' }));
     await done.opened;
-    await until(() => done.ended);
+    await waitFor(() => done.ended);
     expect(done.status).toBe(204);
     expect(done.events).toEqual([]);
   });
@@ -200,7 +192,7 @@ describe('GET /v1/bulk/{id}/events over a real socket', () => {
     const { base, job, state } = await start();
     const other = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_B));
     await other.opened;
-    await until(() => other.ended);
+    await waitFor(() => other.ended);
     expect(other.status).toBe(404);
     const anonymous = connect(`${base}/v1/bulk/${job.id}/events`, {});
     await anonymous.opened;
@@ -211,7 +203,7 @@ describe('GET /v1/bulk/{id}/events over a real socket', () => {
   it('sends heartbeat comments', async () => {
     const { base, job } = await start(20);
     const client = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A));
-    await until(() => client.comments.length >= 2);
+    await waitFor(() => client.comments.length >= 2);
     expect(client.comments[0]).toBe(': heartbeat');
     client.close();
   });
@@ -222,10 +214,10 @@ describe('GET /v1/bulk/{id}/events over a real socket', () => {
       const clients = Array.from({ length: 50 }, () =>
         connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A)),
       );
-      await until(() => clients.every((client) => client.events.length === 1));
+      await waitFor(() => clients.every((client) => client.events.length === 1));
       for (const client of clients) client.close();
     }
-    await until(() => state.active === 0);
+    await waitFor(() => state.active === 0);
     expect(state.active).toBe(0);
   });
 });
@@ -247,12 +239,12 @@ describe('GET /v1/bulk/{id}/events through the fetch-style handler', () => {
     expect(first.value).toMatch(/^id: 0\nevent: progress\ndata: \{/);
     expect(state.active).toBe(3);
     await reader.cancel();
-    await until(() => state.active === 0);
+    await waitFor(() => state.active === 0);
 
     const finishing = await handler(
       new Request(`http://localhost/v1/bulk/${job.id}/events`, { headers: auth(KEY_A) }),
     );
-    await until(() => verifier.held.length === 1);
+    await waitFor(() => verifier.held.length === 1);
     await verifier.releaseAll();
     const text = await finishing.text();
     expect(text).toMatch(/event: complete\ndata: .*"status":"complete"/);

@@ -3,10 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { memoryJobStore } from '../../src/bulk/memory-store.js';
 import type { BulkJobManagerApi, Job, JobStore } from '../../src/bulk/types.js';
-import { CSV_COLUMNS } from '../../src/http/csv.js';
 import { HttpError, type HttpLogger } from '../../src/http/errors.js';
 import { createHandler, type Handler, type HandlerOptions } from '../../src/http/handler.js';
 import { ROUTES } from '../../src/http/routes.js';
+import { CSV_COLUMNS } from '../../src/io/result-csv.js';
 import type { VerificationResult } from '../../src/result.js';
 import { addresses, auth, fakeVerifier, jsonAuth, KEY_A, KEY_B } from './support.js';
 

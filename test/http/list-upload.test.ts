@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/bulk/types.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import type { VerificationResult } from '../../src/result.js';
+import { waitFor } from '../support/wait-for.js';
 import { auth, fakeVerifier } from './support.js';
 
 let server: RunningServer;
@@ -30,13 +31,14 @@ function upload(path: string, type: string, body: BodyInit): Promise<Response> {
   } as RequestInit);
 }
 
-async function finished(id: string): Promise<Job> {
-  for (let i = 0; i < 1000; i += 1) {
-    const job = (await (await fetch(`${base}/v1/bulk/${id}`, { headers: auth() })).json()) as Job;
-    if (job.status === 'complete') return job;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('never completed');
+function finished(id: string): Promise<Job> {
+  return waitFor(
+    async () => {
+      const job = (await (await fetch(`${base}/v1/bulk/${id}`, { headers: auth() })).json()) as Job;
+      return job.status === 'complete' && job;
+    },
+    { what: `job ${id} to complete` },
+  );
 }
 
 async function emailsOf(id: string): Promise<string[]> {

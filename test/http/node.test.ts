@@ -7,6 +7,8 @@ import type { Job } from '../../src/bulk/types.js';
 import { createHandler } from '../../src/http/handler.js';
 import { createServer, type RunningServer, toNodeListener } from '../../src/http/node.js';
 import type { VerificationResult } from '../../src/result.js';
+import { deferred } from '../support/deferred.js';
+import { waitFor } from '../support/wait-for.js';
 import { addresses, auth, fakeVerifier, jsonAuth, KEY_A, KEY_B } from './support.js';
 
 const quiet = { error: () => undefined };
@@ -100,16 +102,20 @@ describe('createServer over a real socket', () => {
   const post = (path: string, body: unknown, key = KEY_A) =>
     fetch(`${server.url}${path}`, { method: 'POST', headers: jsonAuth(key), body: JSON.stringify(body) });
 
+  /** Every state 8 concurrent pollers saw, round after round without a pause, until one saw it complete. */
   async function poll(id: string): Promise<Job[]> {
     const seen: Job[] = [];
-    for (let i = 0; i < 2000; i++) {
-      const round = await Promise.all(
-        Array.from({ length: 8 }, () => get(`/v1/bulk/${id}`).then((r) => r.json() as Promise<Job>)),
-      );
-      seen.push(...round);
-      if (round.some((job) => job.status === 'complete')) return seen;
-    }
-    throw new Error('the job did not complete');
+    await waitFor(
+      async () => {
+        const round = await Promise.all(
+          Array.from({ length: 8 }, () => get(`/v1/bulk/${id}`).then((r) => r.json() as Promise<Job>)),
+        );
+        seen.push(...round);
+        return round.some((job) => job.status === 'complete');
+      },
+      { what: `job ${id} to complete`, intervalMs: 0 },
+    );
+    return seen;
   }
 
   it('listens on loopback and answers /healthz', async () => {
@@ -308,13 +314,17 @@ describe('the Node listener', () => {
 
   it('aborts the request signal when the client goes away, also when it is read only after', async () => {
     const signals: AbortSignal[] = [];
+    const lateEntered = deferred();
     let readLate: () => void = () => undefined;
     const late = new Promise<void>((resolve) => {
       readLate = resolve;
     });
     const direct = await startListener(
       toNodeListener(async (request) => {
-        if (new URL(request.url).pathname === '/late') await late;
+        if (new URL(request.url).pathname === '/late') {
+          lateEntered.resolve();
+          await late;
+        }
         signals.push(request.signal);
         await new Promise((resolve) => request.signal.addEventListener('abort', resolve));
         return new Response('never sent');
@@ -333,7 +343,7 @@ describe('the Node listener', () => {
     while (!signals[0]?.aborted) await new Promise((resolve) => setImmediate(resolve));
 
     const gone = leave('/late');
-    await new Promise((resolve) => setTimeout(resolve, 50)); // let the request reach the handler
+    await lateEntered.promise; // the request has reached the handler
     gone.destroy();
     await new Promise((resolve) => setTimeout(resolve, 50)); // and the close reach the server
     readLate();

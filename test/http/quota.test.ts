@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultMaxAddressesPerKey } from '../../src/http/index.js'; // exported by mailvet/http
 import { createServer } from '../../src/http/node.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
+import { BIN } from '../support/mailvet-bin.js';
 import { addresses, fakeVerifier, KEY_A, KEY_B } from './support.js';
-
-const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
 
 async function post(url: string, key: string, body: unknown): Promise<Response> {
   return fetch(url, {
@@ -15,6 +14,7 @@ async function post(url: string, key: string, body: unknown): Promise<Response> 
   });
 }
 
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 describe('addresses held per API key', () => {
   it('refuses adds past maxAddressesPerKey with 429, per key, and a delete makes room', async () => {
     const server = await createServer({

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../../src/bulk/types.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import type { VerificationResult } from '../../src/result.js';
+import { waitFor } from '../support/wait-for.js';
 import { addresses, auth, fakeVerifier, jsonAuth } from './support.js';
 
 interface ResultsBody {
@@ -37,13 +38,14 @@ async function completedJob(emails: string[]): Promise<Job> {
     headers: jsonAuth(),
     body: JSON.stringify({ name: 'whole', emails }),
   });
-  let job = (await created.json()) as Job;
-  for (let i = 0; i < 500 && job.status !== 'complete'; i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    job = (await (await fetch(`${base}/v1/bulk/${job.id}`, { headers: auth() })).json()) as Job;
-  }
-  expect(job.status).toBe('complete');
-  return job;
+  const { id } = (await created.json()) as Job;
+  return waitFor(
+    async () => {
+      const job = (await (await fetch(`${base}/v1/bulk/${id}`, { headers: auth() })).json()) as Job;
+      return job.status === 'complete' && job;
+    },
+    { what: `job ${id} to complete` },
+  );
 }
 
 describe('GET /v1/bulk/{id}/results as JSON, over a real socket', () => {

@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { memoryJobStore } from '../../src/bulk/memory-store.js';
 import type { Job, JobStore } from '../../src/bulk/types.js';
-import { CSV_COLUMNS } from '../../src/http/csv.js';
 import { createHandler, type Handler } from '../../src/http/handler.js';
+import { CSV_COLUMNS } from '../../src/io/result-csv.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import { waitFor } from '../support/wait-for.js';
 import { auth, fakeVerifier, KEY_A } from './support.js';
 
 /** A file with hostile cells: markup, quotes, commas, CR/LF in a quoted cell, unicode, a formula, numbers. */
@@ -87,15 +88,16 @@ describe.each(kinds)('a job made from a CSV body keeps its rows for the CSV down
       }),
     );
 
-  async function finished(handler: Handler, id: string): Promise<Job> {
-    for (let i = 0; i < 2000; i++) {
-      const job = (await (
-        await handler(new Request(`http://localhost/v1/bulk/${id}`, { headers: auth() }))
-      ).json()) as Job;
-      if (job.status === 'complete') return job;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error('never completed');
+  function finished(handler: Handler, id: string): Promise<Job> {
+    return waitFor(
+      async () => {
+        const job = (await (
+          await handler(new Request(`http://localhost/v1/bulk/${id}`, { headers: auth() }))
+        ).json()) as Job;
+        return job.status === 'complete' && job;
+      },
+      { what: `job ${id} to complete` },
+    );
   }
 
   async function download(handler: Handler, id: string, query = ''): Promise<string[][]> {

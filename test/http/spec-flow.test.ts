@@ -3,6 +3,7 @@ import type { Job } from '../../src/bulk/types.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import type { VerificationResult } from '../../src/result.js';
 import type { Verifier } from '../../src/verifier.js';
+import { waitFor } from '../support/wait-for.js';
 import { auth, jsonAuth } from './support.js';
 
 /** A verifier whose answers wait until the test lets them through, so "during" and "after" are exact. */
@@ -74,17 +75,14 @@ async function poll(id: string): Promise<Job> {
   return (await (await send('GET', `/v1/bulk/${id}`)).json()) as Job;
 }
 
-async function pollUntilComplete(id: string): Promise<Job> {
-  for (let i = 0; i < 1000; i += 1) {
-    const job = await poll(id);
-    if (job.status === 'complete') return job;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error('the job never completed');
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i += 1) await new Promise((resolve) => setTimeout(resolve, 2));
+function pollUntilComplete(id: string): Promise<Job> {
+  return waitFor(
+    async () => {
+      const job = await poll(id);
+      return job.status === 'complete' && job;
+    },
+    { what: `job ${id} to complete` },
+  );
 }
 
 describe("the spec's bulk flow over a real socket: create, add, poll until complete, download", () => {
@@ -106,7 +104,7 @@ describe("the spec's bulk flow over a real socket: create, add, poll until compl
       total: 2,
     });
     expect((await send('POST', `/v1/bulk/${job.id}/start`)).status).toBe(200);
-    await until(() => gate.waiting() === 2);
+    await waitFor(() => gate.waiting() === 2);
 
     // During: verifications are in flight; an add grows the job, which stays processing.
     const during = (await (
@@ -124,7 +122,7 @@ describe("the spec's bulk flow over a real socket: create, add, poll until compl
       await send('POST', `/v1/bulk/${job.id}/emails`, { emails: ['d@three.example'] })
     ).json()) as Job;
     expect(after).toMatchObject({ status: 'processing', total: 4, completed: 3, completed_at: null });
-    await until(() => gate.waiting() === 1);
+    await waitFor(() => gate.waiting() === 1);
     for (let i = 0; i < 5; i += 1)
       expect(await poll(job.id)).toMatchObject({ status: 'processing', completed: 3 });
     gate.release();

@@ -8,15 +8,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { serverCaller } from '../support/http-call.js';
 import { inProcessResults } from '../support/in-process-results.js';
 import { type MailDomains, startMailDomains } from '../support/mail-domains.js';
 import { BIN } from '../support/mailvet-bin.js';
+import { outputMatch, waitFor } from '../support/wait-for.js';
 
 const KEY = 'crash-test-key';
 const COUNT = 20_000;
@@ -36,21 +37,15 @@ async function serve(store: string[]): Promise<{ child: ChildProcess; url: strin
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  child.stderr!.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  for (let i = 0; i < 1500; i++) {
-    const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-    if (url !== undefined) return { child, url, output: () => output };
-    if (child.exitCode !== null) break;
-    await sleep(20);
+  try {
+    const { match, output } = await outputMatch(child, /listening on (http:\/\/\S+)/, {
+      what: 'mailvet serve',
+    });
+    return { child, url: match[1]!, output };
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
-  child.kill('SIGKILL');
-  throw new Error(`mailvet serve did not start:\n${output}`);
 }
 
 const api = serverCaller(KEY);
@@ -62,12 +57,15 @@ interface WireJob {
   completed: number;
 }
 
-async function waitFor(url: string, id: string, done: (job: WireJob) => boolean): Promise<WireJob> {
-  for (;;) {
-    const job = (await api(url, `/v1/bulk/${id}`)) as WireJob;
-    if (done(job)) return job;
-    await sleep(50);
-  }
+/** Polls the job over HTTP until `done` holds for it. */
+function jobWhen(url: string, id: string, done: (job: WireJob) => boolean): Promise<WireJob> {
+  return waitFor(
+    async () => {
+      const job = (await api(url, `/v1/bulk/${id}`)) as WireJob;
+      return done(job) && job;
+    },
+    { what: `job ${id}`, timeoutMs: 200_000, intervalMs: 50 }, // within the test's 240 s,
+  );
 }
 
 async function crashAndResume(store: string[]): Promise<void> {
@@ -80,7 +78,7 @@ async function crashAndResume(store: string[]): Promise<void> {
     method: 'POST',
     body: JSON.stringify({ emails: emails.slice(10_000) }),
   });
-  const midway = await waitFor(first.url, created.id, (job) => job.completed >= 500);
+  const midway = await jobWhen(first.url, created.id, (job) => job.completed >= 500);
   expect(midway.status).toBe('processing');
   first.child.kill('SIGKILL');
   await new Promise((resolve) => first.child.once('exit', resolve));
@@ -90,7 +88,7 @@ async function crashAndResume(store: string[]): Promise<void> {
     const resumed = (await api(second.url, `/v1/bulk/${created.id}`)) as WireJob;
     expect(resumed.total).toBe(COUNT);
     expect(resumed.completed).toBeGreaterThanOrEqual(500);
-    await waitFor(second.url, created.id, (job) => job.status === 'complete');
+    await jobWhen(second.url, created.id, (job) => job.status === 'complete');
     const results = (await api(second.url, `/v1/bulk/${created.id}/results`)) as {
       results: VerificationResult[];
     };
@@ -106,6 +104,7 @@ async function crashAndResume(store: string[]): Promise<void> {
   }
 }
 
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 beforeAll(async () => {
   // Each domain has its own MX host on its own loopback address (the verifier is polite per MX).
   mail = await startMailDomains('crash.test', DOMAINS);

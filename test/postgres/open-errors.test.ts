@@ -5,11 +5,13 @@ import type { DurableJobStore } from '../../src/bulk/types.js';
 import { createHandler } from '../../src/http/handler.js';
 import { pgliteStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
 import { run } from '../support/mailvet-bin.js';
 import { startRefusingPostgres } from '../support/postgres-refusing.js';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 beforeAll(async () => {
   dir = await tempDir('mailvet-store-errors-');
 });
@@ -50,7 +52,7 @@ describe('opening a durable store: clear errors', () => {
       message: expect.stringContaining('not a directory'),
     });
     const foreign = dir.file('photos');
-    await mkdir(foreign);
+    await mkdir(foreign, { mode: 0o700 });
     await writeFile(`${foreign}/cat.jpg`, 'meow');
     await expect(pgliteStore({ dataDir: foreign })).rejects.toMatchObject({
       code: 'store_unavailable',

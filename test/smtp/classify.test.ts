@@ -8,13 +8,18 @@ import {
   explainReply,
   limitsSession,
 } from '../../src/smtp/classify.js';
+import type { ProviderProfileId } from '../../src/smtp/providers/profiles.js';
 import { parseReply } from '../../src/smtp/reply.js';
 import type { SmtpStage } from '../../src/smtp/types.js';
 
 const reply = (line: string) => parseReply([line]);
 
-/** [rule id, stage, reply line, outcome]: real-world replies, at least one per row of docs/classification.md. */
-const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
+/**
+ * [rule id, stage, reply line, outcome, provider profile?]: real-world replies, at least one per row of
+ * docs/classification.md (the labelled corpus in fixtures/smtp-replies is tested in classify-corpus.test.ts).
+ */
+type Example = readonly [string, SmtpStage, string, string, ProviderProfileId?];
+const EXAMPLES: readonly Example[] = [
   ['accepted', 'rcpt', '250 2.1.5 Recipient OK', 'accepted'],
   ['accepted', 'rcpt', '251 2.1.5 User not local; will forward', 'accepted'],
   ['accepted', 'greeting', '220 mx.google.com ESMTP', 'accepted'],
@@ -27,16 +32,16 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
   ['temp-greylist-text', 'rcpt', '451 Graylisted, please try again in 5 minutes', 'greylisted'],
   ['temp-greylist-text', 'mail', '421 4.7.0 greylisting in action', 'greylisted'],
   [
-    'temp-antispam-text',
+    'temp-refused-us',
     'rcpt',
     '451 4.7.1 Client host [198.51.100.7] blocked using zen.spamhaus.org',
     'antispam_system',
   ],
   [
-    'temp-antispam-text',
+    'temp-rate',
     'greeting',
     '421 4.7.0 [TSS04] Messages from 198.51.100.7 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes (reputation)',
-    'antispam_system',
+    'mail_server_temporary_error',
   ],
   [
     'temp-session-limit',
@@ -52,7 +57,7 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
   ],
   ['temp-session-limit', 'rcpt', '450 4.7.1 too many errors', 'mail_server_temporary_error'],
   ['temp-session-limit', 'rcpt', '452 4.5.3 Too many recipients', 'mail_server_temporary_error'],
-  ['temp-antispam-text', 'greeting', '421 4.7.0 Too many connections, you are blocked', 'antispam_system'],
+  ['temp-refused-us', 'greeting', '421 4.7.0 Too many connections, you are blocked', 'antispam_system'],
   ['temp-greylist-code', 'rcpt', '451 4.7.1 Please try again later', 'greylisted'],
   ['temp-greylist-code', 'rcpt', '450 4.2.0 Mailbox temporarily unavailable', 'greylisted'],
   [
@@ -70,34 +75,34 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
   ],
   ['temp-other', 'mail', '451 4.7.1 try again later', 'mail_server_temporary_error'],
   [
-    'perm-antispam-text',
+    'perm-refused-us',
     'rcpt',
     '550 5.7.1 Service unavailable; Client host [198.51.100.7] blocked using Spamhaus',
     'antispam_system',
   ],
   [
-    'perm-antispam-text',
+    'perm-refused-us',
     'rcpt',
     '550 Message rejected because 198.51.100.7 is listed in an RBL',
     'antispam_system',
   ],
-  ['perm-antispam-text', 'rcpt', '554 5.7.1 Your IP has a poor reputation', 'antispam_system'],
-  ['perm-antispam-text', 'rcpt', '550 5.1.1 sender IP is on our blacklist', 'antispam_system'],
-  ['perm-antispam-text', 'rcpt', '553 spam detected', 'antispam_system'],
+  ['perm-refused-us', 'rcpt', '554 5.7.1 Your IP has a poor reputation', 'antispam_system'],
+  ['perm-refused-us', 'rcpt', '550 5.1.1 sender IP is on our blacklist', 'antispam_system'],
+  ['perm-refused-us', 'rcpt', '553 spam detected', 'antispam_system'],
   ['perm-session-limit', 'rcpt', '550 5.7.1 too many errors', 'mail_server_temporary_error'],
   ['perm-session-limit', 'rcpt', '550 too many errors', 'mail_server_temporary_error'],
   ['perm-session-limit', 'rcpt', '550 5.5.1 Too many invalid recipients', 'mail_server_temporary_error'],
   ['perm-session-limit', 'rcpt', '550 5.1.1 Too many unknown recipients', 'mail_server_temporary_error'],
   ['perm-session-limit', 'rcpt', '552 5.5.3 Too many recipients', 'mail_server_temporary_error'],
-  [
-    'perm-session-limit',
-    'rcpt',
-    '550 5.7.1 Rate limit exceeded, try again later',
-    'mail_server_temporary_error',
-  ],
+  ['perm-rate', 'rcpt', '550 5.7.1 Rate limit exceeded, try again later', 'mail_server_temporary_error'],
   ['perm-session-limit', 'greeting', '554 Too many connections from your IP', 'mail_server_temporary_error'],
-  ['perm-refused-us', 'greeting', '554 5.7.1 mx.example.com ESMTP not accepting messages', 'antispam_system'],
-  ['perm-refused-us', 'greeting', '554 mx.example.com', 'antispam_system'],
+  [
+    'perm-before-rcpt',
+    'greeting',
+    '554 5.7.1 mx.example.com ESMTP not accepting messages',
+    'antispam_system',
+  ],
+  ['perm-before-rcpt', 'greeting', '554 mx.example.com', 'antispam_system'],
   [
     'perm-refused-us',
     'ehlo',
@@ -111,16 +116,16 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
     'antispam_system',
   ],
   ['perm-refused-us', 'mail', '550 5.1.0 Sender rejected', 'antispam_system'],
-  ['perm-policy-code', 'rcpt', '554 5.7.1 <a@b.example>: Relay access denied', 'antispam_system'],
-  ['perm-policy-code', 'rcpt', '550 5.7.1 Unable to relay', 'antispam_system'],
+  ['perm-refused-us', 'rcpt', '554 5.7.1 <a@b.example>: Relay access denied', 'antispam_system'],
+  ['perm-policy', 'rcpt', '550 5.7.1 Unable to relay', 'antispam_system'],
   [
-    'perm-policy-code',
+    'perm-refused-us',
     'rcpt',
     '550 5.7.1 <a@b.example>: Recipient address rejected: Access denied',
     'antispam_system',
   ],
-  ['perm-policy-code', 'rcpt', '550 5.7.1 No such user here', 'antispam_system'],
-  ['perm-policy-code', 'rcpt', '553 5.1.7 The sender address is malformed', 'antispam_system'],
+  ['perm-not-found-text', 'rcpt', '550 5.7.1 No such user here', 'mailbox_not_found'],
+  ['perm-refused-us', 'rcpt', '553 5.1.7 The sender address is malformed', 'antispam_system'],
   [
     'perm-address-code',
     'rcpt',
@@ -172,18 +177,12 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
     "554 delivery error: dd This user doesn't have a yahoo.com account",
     'mailbox_not_found',
   ],
-  [
-    'perm-not-found-text',
-    'rcpt',
-    '550 5.4.1 Recipient address rejected: Access denied. AS(201806281)',
-    'mailbox_not_found',
-  ],
   ['perm-not-found-text', 'rcpt', '511 sorry, no mailbox here by that name', 'mailbox_not_found'],
   ['perm-not-found-text', 'rcpt', '553 address does not exist', 'mailbox_not_found'],
   ['perm-not-found-text', 'rcpt', '550 Invalid recipient', 'mailbox_not_found'],
-  ['perm-relay-text', 'rcpt', '550 relaying denied', 'antispam_system'],
+  ['perm-policy', 'rcpt', '550 relaying denied', 'antispam_system'],
   [
-    'perm-relay-text',
+    'perm-policy',
     'rcpt',
     "553 sorry, that domain isn't in my list of allowed rcpthosts; no valid cert for gatewaying (#5.7.1) relay",
     'antispam_system',
@@ -194,19 +193,97 @@ const EXAMPLES: readonly (readonly [string, SmtpStage, string, string])[] = [
   ['perm-550-551-553', 'rcpt', '553 Requested action not taken', 'mailbox_not_found'],
   ['perm-554', 'rcpt', '554 Transaction failed', 'antispam_system'],
   ['perm-554', 'rcpt', '554 5.0.0 Error', 'antispam_system'],
-  ['none', 'rcpt', '500 5.5.2 Syntax error, command unrecognized', 'smtp_protocol_error'],
-  ['none', 'rcpt', '503 5.5.1 Bad sequence of commands', 'smtp_protocol_error'],
+  ['perm-not-mailbox-code', 'rcpt', '500 5.5.2 Syntax error, command unrecognized', 'smtp_protocol_error'],
+  ['perm-not-mailbox-code', 'rcpt', '503 5.5.1 Bad sequence of commands', 'smtp_protocol_error'],
   ['none', 'rcpt', '354 Start mail input', 'smtp_protocol_error'],
   ['none', 'greeting', '250 hello without a greeting', 'smtp_protocol_error'],
-  ['none', 'rset', '502 5.5.1 RSET not implemented', 'smtp_protocol_error'],
+  ['perm-not-mailbox-code', 'rset', '502 5.5.1 RSET not implemented', 'smtp_protocol_error'],
+  [
+    'temp-rate',
+    'rcpt',
+    '450 4.2.1 The user you are trying to contact is receiving mail too quickly. Please resend your message at a later time. - gsmtp',
+    'mail_server_temporary_error',
+  ],
+  [
+    'microsoft365-edge-block',
+    'rcpt',
+    '550 5.4.1 Recipient address rejected: Access denied. AS(201806281)',
+    'mailbox_not_found',
+    'microsoft365',
+  ],
+  [
+    'perm-refused-us',
+    'rcpt',
+    '550 5.4.1 Recipient address rejected: Access denied. AS(201806281)',
+    'antispam_system',
+  ],
+  [
+    'outlook-mailbox-unavailable',
+    'rcpt',
+    '550 5.5.0 Requested action not taken: mailbox unavailable.',
+    'mailbox_not_found',
+    'outlook',
+  ],
+  [
+    'perm-not-mailbox-code',
+    'rcpt',
+    '550 5.5.0 Requested action not taken: mailbox unavailable.',
+    'smtp_protocol_error',
+  ],
+  [
+    'trendmicro-directory',
+    'rcpt',
+    '554 5.7.1 <a@b.example>: Recipient address rejected: Access denied.',
+    'mailbox_not_found',
+    'trendmicro',
+  ],
+  [
+    'perm-rate',
+    'rcpt',
+    '550 5.2.1 The user you are trying to contact is receiving mail at a rate that prevents additional messages from being delivered. - gsmtp',
+    'mail_server_temporary_error',
+  ],
+  ['perm-rate', 'rcpt', '550 Daily relay quota exceeded', 'mail_server_temporary_error'],
+  ['perm-size', 'rcpt', '552 Message size exceeds fixed limit', 'smtp_protocol_error'],
+  [
+    'perm-size',
+    'rcpt',
+    '552 5.2.2 Message size exceeds the allowed size for this account',
+    'smtp_protocol_error',
+  ],
+  ['perm-sender-code', 'rcpt', '553 5.1.7 Invalid address', 'antispam_system'],
+  ['perm-not-mailbox-code', 'rcpt', '550 5.2.4 Mailing list expansion problem', 'smtp_protocol_error'],
+  [
+    'perm-not-mailbox-code',
+    'rcpt',
+    '550 5.4.310 DNS domain contoso.com does not exist',
+    'smtp_protocol_error',
+  ],
+  [
+    'perm-not-mailbox-code',
+    'rcpt',
+    '554 5.6.0 <a@b.example>: Recipient address rejected: Media error',
+    'smtp_protocol_error',
+  ],
+  [
+    'perm-recipient-prefix-system',
+    'rcpt',
+    '550 5.1.1 <a@b.example>: Recipient address rejected: undeliverable address: mail for b.example loops back to myself',
+    'smtp_protocol_error',
+  ],
+  ['perm-not-found-text', 'rcpt', '550 5.7.1 No such user!', 'mailbox_not_found'],
+  ['perm-not-about-mailbox', 'rcpt', '550 Protocol violation', 'smtp_protocol_error'],
+  ['perm-not-about-mailbox', 'rcpt', '550 5.2.0 Other or undefined mailbox status', 'smtp_protocol_error'],
+  ['perm-policy', 'rcpt', '550 Denied', 'antispam_system'],
 ];
 
 describe('classifyReply', () => {
-  it.each(EXAMPLES)('row %s: at %s, %j is %s', (rule, stage, line, outcome) => {
-    const explained = explainReply(reply(line), stage);
+  it.each(EXAMPLES.map((example) => [...example]))('row %s: at %s, %j is %s', (...example) => {
+    const [rule, stage, line, outcome, profile = null] = example as unknown as Example;
+    const explained = explainReply(reply(line), stage, profile);
     expect(explained.outcome).toBe(outcome);
     expect(explained.rule?.id ?? 'none').toBe(rule);
-    expect(classifyReply(reply(line), stage)).toBe(outcome);
+    expect(classifyReply(reply(line), stage, profile)).toBe(outcome);
   });
 
   it('has an example for every row of the table', () => {
@@ -243,6 +320,28 @@ describe('classifyReply', () => {
   });
 });
 
+describe('wording that is not about the mailbox never gives a missing mailbox', () => {
+  it.each([
+    ['550 Service unavailable', 'antispam_system'],
+    ['550 Forbidden', 'antispam_system'],
+    ['550 Mail rejected', 'antispam_system'],
+    ['550 Mail from your domain is not accepted from this host', 'antispam_system'],
+    ['550 Invalid HELO name', 'antispam_system'],
+    ['550 Your mail server is misconfigured', 'antispam_system'],
+    ['550 Greylisted, come back later', 'antispam_system'],
+    ['550 Address could not be verified', 'smtp_protocol_error'],
+    ['550 Too many hops', 'smtp_protocol_error'],
+    ['550 Postfach voll', 'mailbox_quota_exceeded'],
+    ['552 Boîte aux lettres pleine', 'mailbox_quota_exceeded'],
+    ['550 Benutzer unbekannt', 'mailbox_not_found'],
+    ['550 Utilisateur inconnu', 'mailbox_not_found'],
+    ['550 Konto deaktiviert', 'mailbox_disabled'],
+    ['550 Recipient verification failed: user unknown', 'mailbox_not_found'],
+  ] as const)('%s is %s', (line, outcome) => {
+    expect(classifyReply(reply(line), 'rcpt')).toBe(outcome);
+  });
+});
+
 describe('refusals about the session, not the mailbox', () => {
   it('are never invalid, whatever their code', () => {
     for (const line of [
@@ -264,6 +363,9 @@ describe('refusals about the session, not the mailbox', () => {
     expect(limitsSession(reply('421 4.7.0 mx.example.com Error: too many errors'))).toBe(true);
     expect(limitsSession(reply('452 4.5.3 Too many recipients'))).toBe(false);
     expect(limitsSession(reply('550 5.1.1 user unknown'))).toBe(false);
+    expect(
+      limitsSession(reply('451 VS1-IP Excessive unknown recipients - possible Open Relay (#4.1.8)')),
+    ).toBe(true);
     expect(limitsSession(reply('250 2.1.5 ok, too many errors is fine'))).toBe(true); // the pool checks the code
   });
 
@@ -291,6 +393,10 @@ describe('refusals about the session, not the mailbox', () => {
       `550 ${'<'.repeat(2000)}@`,
       `550 ${'<a@b'.repeat(500)}`,
       `550 ${'too many '.repeat(220)}`,
+      `550 ${'messages from x'.repeat(130)}`,
+      `550 ${'user '.repeat(400)}`,
+      `550 ${'Recipient address rejected: '.repeat(70)}`,
+      `550 ${'5.1.'.repeat(500)}`,
     ];
     const started = performance.now();
     for (let round = 0; round < 20; round++) {

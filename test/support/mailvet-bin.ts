@@ -1,5 +1,6 @@
 /**
- * Runs the built `mailvet` bin (dist/, built once by the global setup) as a child process, for tests of the CLI
+ * Runs the built `mailvet` bin (dist/; a test file that uses it calls
+ * `beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS)` from ./built-dist.js) as a child process, for tests of the CLI
  * as users run it.
  */
 import { spawn } from 'node:child_process';

@@ -18,6 +18,7 @@ import type { LineChannel, Transport } from '../../src/smtp/types.js';
 import type { Zone } from '../../src/testing/zone.js';
 import { createVerifier } from '../../src/verifier.js';
 import { startDnsServer } from './dns-server.js';
+import { waitFor } from './wait-for.js';
 
 /** Where the loopback Postfix listens and logs (the same environment variables as scripts/postfix-loopback.sh). */
 export interface PostfixEndpoint {
@@ -264,10 +265,13 @@ export async function runAgainstPostfix(
     await dns.close();
   }
   // smtpd logs a session's end once it has seen the QUIT or the close: wait for every connection's line.
-  let log = parsePostfixLog(await logSince(endpoint.maillog, offset));
-  for (let waited = 0; log.sessions < wire.connections && waited < 10_000; waited += 100) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    log = parsePostfixLog(await logSince(endpoint.maillog, offset));
-  }
+  const readLog = async () => parsePostfixLog(await logSince(endpoint.maillog, offset));
+  const log = await waitFor(
+    async () => {
+      const seen = await readLog();
+      return seen.sessions >= wire.connections && seen;
+    },
+    { what: "Postfix's log line of every session", intervalMs: 100 },
+  ).catch(readLog); // a session missing from the log after 10 s is the caller's to judge
   return { addresses: addresses.length, wallMs, wire, log, statuses, subStatuses, wrong };
 }

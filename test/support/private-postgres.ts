@@ -9,9 +9,9 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from './free-port.js';
+import { waitFor } from './wait-for.js';
 
 /** The newest Debian PostgreSQL's bin directory, or `undefined` when none is installed. */
 function binDirectory(): string | undefined {
@@ -69,7 +69,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   let child: ChildProcess | undefined;
 
   const start = async () => {
-    child = spawn(
+    const started = spawn(
       join(BIN!, 'postgres'),
       [
         '-D',
@@ -89,20 +89,24 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       ],
       { ...ids, cwd: dir, stdio: 'ignore' },
     );
-    for (let i = 0; i < 500; i++) {
-      const client = new pg.Client({ connectionString: url });
-      client.on('error', () => {});
-      const answered = await client
-        .connect()
-        .then(() => client.query('SELECT 1'))
-        .then(() => true)
-        .catch(() => false);
-      await client.end().catch(() => {});
-      if (answered) return;
-      if (child.exitCode !== null) throw new Error(`postgres on port ${port} exited (${child.exitCode})`);
-      await sleep(20);
-    }
-    throw new Error(`postgres on port ${port} did not start`);
+    child = started;
+    await waitFor(
+      async () => {
+        const client = new pg.Client({ connectionString: url });
+        client.on('error', () => {});
+        const answered = await client
+          .connect()
+          .then(() => client.query('SELECT 1'))
+          .then(() => true)
+          .catch(() => false);
+        await client.end().catch(() => {});
+        if (!answered && started.exitCode !== null) {
+          throw new Error(`postgres on port ${port} exited (${started.exitCode})`);
+        }
+        return answered;
+      },
+      { what: `postgres on port ${port} to start`, intervalMs: 20 },
+    );
   };
   /** SIGQUIT is PostgreSQL's immediate shutdown. */
   const crash = async () => {

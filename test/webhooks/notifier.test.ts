@@ -4,8 +4,14 @@ import { BulkJobManager } from '../../src/bulk/manager.js';
 import { isMailvetError } from '../../src/errors.js';
 import { staticResolver } from '../../src/testing/static-resolver.js';
 import { nodeWebhookTransport } from '../../src/webhooks/node-transport.js';
-import { createWebhookNotifier, type WebhookNotifierOptions } from '../../src/webhooks/notifier.js';
+import {
+  createWebhookNotifier,
+  WEBHOOK_UNREACHABLE,
+  type WebhookNotifierOptions,
+  type WebhookServerDetail,
+} from '../../src/webhooks/notifier.js';
 import { FakeClock, instantVerifier, manualVerifier, settle, until } from '../bulk/support.js';
+import { waitFor } from '../support/wait-for.js';
 import { receiver, recordingTransport, SECRET, SECRET2 } from './support.js';
 
 const closers: (() => Promise<void>)[] = [];
@@ -215,16 +221,78 @@ describe('createWebhookNotifier', () => {
       addresses: async (host: string) => ({ kind: 'records' as const, records: records[host]?.a ?? [] }),
     };
     const { transport, sends } = recordingTransport();
-    const { jobs, notifier } = setup({ transport, resolver });
+    const details: WebhookServerDetail[] = [];
+    const { jobs, notifier } = setup({ transport, resolver, onDetail: (detail) => details.push(detail) });
     const job = await jobs.create({ emails: ['a@example.com'], autoStart: false });
     await notifier.watch(job.id, { url: 'https://flip.test/in' });
     records['flip.test'] = { a: ['10.0.0.1'] };
     await jobs.start(job.id);
     await until(async () => (await notifier.deliveries(job.id)).length === 1);
     const [attempt] = await notifier.deliveries(job.id);
-    expect(attempt?.error).toMatch(/10\.0\.0\.1.*not publicly routable/);
+    // The tenant's log names the class, never the address; the server's log gets the address.
+    expect(attempt?.error).toBe(
+      "the webhook host flip.test is not publicly routable; the server's operator can open its range with allowAddresses",
+    );
+    expect(details).toEqual([
+      {
+        jobId: job.id,
+        host: 'flip.test',
+        detail: 'the webhook host flip.test resolves to 10.0.0.1 (10.0.0.0/8 private use)',
+      },
+    ]);
     expect(attempt?.state).toBe('retrying');
     expect(sends).toHaveLength(0);
+  });
+
+  it('refuses a name that resolves to a private address without saying the address, naming the setting', async () => {
+    const details: WebhookServerDetail[] = [];
+    const { notifier } = setup({
+      transport: recordingTransport().transport,
+      settingNames: { allowAddresses: '--webhook-allow-address', allowHttpWebhooks: '--allow-http-webhooks' },
+      allowHttpWebhooks: false,
+      onDetail: (detail) => details.push(detail),
+    });
+    const refused = await notifier.prepare({ url: 'https://private.test/in' }).catch((error) => error);
+    expect(refused).toMatchObject({ code: 'webhook_refused' });
+    expect(refused.message).toBe(
+      "the webhook host private.test is not publicly routable; the server's operator can open its range with --webhook-allow-address",
+    );
+    expect(refused.message).not.toContain('10.0.0.1');
+    expect(details).toEqual([
+      { jobId: null, host: 'private.test', detail: expect.stringContaining('resolves to 10.0.0.1') },
+    ]);
+    const http = await notifier.prepare({ url: 'http://hooks.test/in' }).catch((error) => error);
+    expect(http.message).toBe(
+      `webhook.url must use https: (got "http:"); the server's operator can accept http: with --allow-http-webhooks`,
+    );
+  });
+
+  it('logs one coarse error for every transport failure (refused, reset, timeout), the raw one to onDetail', async () => {
+    const failures = [
+      'connect ECONNREFUSED 93.184.215.14:8443',
+      'read ECONNRESET',
+      'no response within 15000 ms',
+    ];
+    const details: WebhookServerDetail[] = [];
+    const { jobs, notifier } = setup({
+      transport: {
+        send: async () => {
+          throw new Error(failures[details.length] ?? 'unexpected');
+        },
+      },
+      retryDelaysMs: [],
+      onDetail: (detail) => details.push(detail),
+    });
+    const errors: (string | null)[] = [];
+    for (const port of [8443, 8444, 8445]) {
+      const job = await jobs.create({ emails: ['a@example.com'], autoStart: false });
+      await notifier.watch(job.id, { url: `https://public.test:${port}/in` });
+      await jobs.start(job.id);
+      await until(async () => (await notifier.deliveries(job.id)).length === 1);
+      errors.push((await notifier.deliveries(job.id))[0]?.error ?? null);
+    }
+    expect(errors).toEqual([WEBHOOK_UNREACHABLE, WEBHOOK_UNREACHABLE, WEBHOOK_UNREACHABLE]);
+    expect(details.map((detail) => detail.detail)).toEqual(failures);
   });
 
   it.each([
@@ -279,7 +347,7 @@ describe('BulkJobManager.create({ webhook }) with the manager webhooks option', 
         emails: ['a@x.example', 'b@y.example'],
         webhook: { url: `http://127.0.0.1:${hook.port}/hook`, events: ['bulk.completed'] },
       });
-      for (let i = 0; i < 500 && hook.received.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => hook.received.length > 0, { what: 'the webhook' });
       expect(hook.received).toHaveLength(1);
       expect(hook.received[0]?.verified).toBe(true);
       expect(JSON.parse(hook.received[0]!.body)).toMatchObject({

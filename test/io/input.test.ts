@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findEmailColumn, type InputRecord, openInput } from '../../src/cli/input.js';
-import { CliError, EXIT } from '../../src/cli/io.js';
+import { findEmailColumn, InputError, type InputRecord, openInput } from '../../src/io/input.js';
 
 async function* chunks(text: string): AsyncGenerator<string> {
   yield text;
@@ -14,12 +13,12 @@ async function open(text: string, options: { column?: string; text?: boolean } =
   return { shape: opened.shape, records };
 }
 
-async function failure(text: string, options: { column?: string } = {}): Promise<CliError> {
+async function failure(text: string, options: { column?: string } = {}): Promise<InputError> {
   try {
     await open(text, options);
   } catch (error) {
-    expect(error).toBeInstanceOf(CliError);
-    return error as CliError;
+    expect(error).toBeInstanceOf(InputError);
+    return error as InputError;
   }
   throw new Error('expected an error');
 }
@@ -135,18 +134,18 @@ describe('openInput', () => {
 
   it('fails in one line when the column is missing or none can be found', async () => {
     const missing = await failure('work,home\nw@x.test,h@x.test\n', { column: 'email' });
-    expect(missing.exitCode).toBe(EXIT.usage);
+    expect(missing.kind).toBe('usage');
     expect(missing.message).toBe('column "email" is not in the header of list.csv: "work", "home"');
     const none = await failure('first,last\nJane,Doe\n');
     expect(none.message).toBe(
       'no email column in the header of list.csv ("first", "last"); name it with --column',
     );
     const twice = await failure('Email,name,email\na@x.test,A,b@x.test\n', { column: 'email' });
-    expect(twice.exitCode).toBe(EXIT.usage);
+    expect(twice.kind).toBe('usage');
     expect(twice.message).toBe(
       'column "email" names columns 1, 3 of the header of list.csv; rename all but one',
     );
     const header = await failure('"email,name\nx\n');
-    expect(header.exitCode).toBe(EXIT.io);
+    expect(header.kind).toBe('unreadable');
   });
 });

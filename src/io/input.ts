@@ -1,16 +1,35 @@
 /**
- * Input of `mailvet bulk`: plain text (one address a line) or CSV (the address column found by its header
- * name or named by `--column`), read as a stream of records.
+ * An address list as `mailvet bulk`, the HTTP list upload and the console read it: plain text (one address a line)
+ * or CSV (the address column found by its header name or named by `--column`), read as a stream of records.
  * @module
  */
 
-import { CsvReader, sniffDelimiter } from './csv.js';
+import { CsvReader, sniffDelimiter } from './csv-reader.js';
 import { findEmailColumn } from './email-column.js';
 
 export { findEmailColumn };
 
-import { CliError, EXIT, quote, usageError } from './io.js';
 import { type Line, readLines } from './lines.js';
+
+/**
+ * A list whose shape cannot be read: `usage` when the caller's choice does not fit it (a `--column` that names
+ * no column or two, a header without an address column), `unreadable` when its header row cannot be parsed.
+ * Each adapter turns it into its own error (the CLI's exit codes, the API's 400).
+ */
+export class InputError extends Error {
+  override name = 'InputError';
+  readonly kind: 'usage' | 'unreadable';
+
+  constructor(kind: 'usage' | 'unreadable', message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** A value quoted for a message, cut at 60 characters. */
+function quote(value: string): string {
+  return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+}
 
 /** What the input looks like, decided from its first line. */
 export interface InputShape {
@@ -77,7 +96,10 @@ function shapeOf(first: Line, options: InputOptions): InputShape {
   const reader = new CsvReader(delimiter ?? ',');
   const [record] = reader.push(first);
   if (record?.kind !== 'row') {
-    throw new CliError(EXIT.io, `cannot read the header row of ${options.name} (line ${first.number})`);
+    throw new InputError(
+      'unreadable',
+      `cannot read the header row of ${options.name} (line ${first.number})`,
+    );
   }
   const headers = record.fields;
   if (options.column !== undefined) {
@@ -86,14 +108,16 @@ function shapeOf(first: Line, options: InputOptions): InputShape {
       header.trim().toLowerCase() === wanted ? [index] : [],
     );
     if (matches.length === 0) {
-      throw usageError(
+      throw new InputError(
+        'usage',
         `column ${quote(options.column)} is not in the header of ${options.name}: ${listed(headers)}`,
       );
     }
     if (matches.length > 1) {
       // Taking the first could verify the wrong addresses (a work and a home column both named "email").
       const positions = matches.map((index) => index + 1).join(', ');
-      throw usageError(
+      throw new InputError(
+        'usage',
         `column ${quote(options.column)} names columns ${positions} of the header of ${options.name}; rename all but one`,
       );
     }
@@ -117,7 +141,8 @@ function shapeOf(first: Line, options: InputOptions): InputShape {
     };
   const holding = headers.findIndex((cell) => cell.includes('@'));
   if (holding === -1) {
-    throw usageError(
+    throw new InputError(
+      'usage',
       `no email column in the header of ${options.name} (${listed(headers)}); name it with --column`,
     );
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CsvReader, type CsvRecord, sniffDelimiter } from '../../src/cli/csv.js';
-import type { Line } from '../../src/cli/lines.js';
+import { CsvReader, type CsvRecord, sniffDelimiter } from '../../src/io/csv-reader.js';
+import type { Line } from '../../src/io/line-splitter.js';
 
 function linesOf(text: string): Line[] {
   let start = 0;

@@ -1,7 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CSV_COLUMNS, csvField, csvHeader, csvRow, needsFormulaEscape } from '../../src/http/csv.js';
+import { CSV_COLUMNS, csvField, csvHeader, csvRow, needsFormulaEscape } from '../../src/io/result-csv.js';
 import type { VerificationResult } from '../../src/result.js';
 
 const RESULT: VerificationResult = {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type Line, LineSplitter } from '../io/line-splitter.js';
+import { type Line, LineSplitter } from './line-splitter.js';
 
 export type { Line };
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Line, readLines } from '../../src/cli/lines.js';
+import { type Line, readLines } from '../../src/io/lines.js';
 
 async function* chunks(parts: (string | Buffer)[]): AsyncGenerator<Buffer | string> {
   yield* parts;

@@ -3,7 +3,7 @@
  * record (its first physical line), and reading resumes on the next line instead of failing the file.
  * @module
  */
-import type { Line } from './lines.js';
+import type { Line } from './line-splitter.js';
 
 /** A record read from CSV: its fields, or why its line could not be read. */
 export type CsvRecord =

@@ -1,0 +1,223 @@
+/**
+ * The core of an SMTP session that every stage shares: its state (usable, the last command, the envelope's
+ * SMTPUTF8, a QUIT sent with a group), reading one reply within a deadline, writing commands, one command exchange,
+ * and the queue that runs commands one after another. No I/O of its own beyond the channel, no timers.
+ * @module
+ */
+
+import { watchAbort } from '../../abort-watch.js';
+import { isSmtpError, SmtpError, type SmtpFailure } from '../../errors.js';
+import { createReplyParser, printable } from '../reply.js';
+import type { CommandOptions, LineChannel, SmtpReply, SmtpStage, TranscriptHook } from '../types.js';
+import { DEFAULT_TIMEOUT_MS, type SessionOptions } from './options.js';
+
+/** What the stages of a session share. */
+export interface SessionCore {
+  readonly channel: LineChannel;
+  readonly options: SessionOptions;
+  readonly now: () => number;
+  /** The session can take another command. */
+  usable: boolean;
+  /** `QUIT` went out at the end of a pipelined group: the session then takes no command but `quit()`. */
+  quitSent: boolean;
+  /** The open envelope was opened with SMTPUTF8. */
+  envelopeUtf8: boolean;
+  /** The command the next failure is about. */
+  lastCommand: string | undefined;
+  /** Marks the session unusable and closes the channel. */
+  close(): void;
+  /** Closes the session and builds the error of a failure at `stage`. */
+  failure(
+    kind: SmtpFailure,
+    message: string,
+    stage: SmtpStage,
+    extra?: { smtpReply?: SmtpReply; cause?: unknown },
+  ): SmtpError;
+  /** Sends a transcript line to the session's hook and to `hook`. */
+  emit(hook: TranscriptHook | undefined, direction: 'client' | 'server', line: string): void;
+  /** The time by which the reply to `command` must have come. */
+  limitOf(command: CommandOptions, timeoutMs?: number): number;
+  /** Reads one reply within `limitAt`; any failure closes the session. */
+  readReply(stage: SmtpStage, limitAt: number, command: CommandOptions): Promise<SmtpReply>;
+  /**
+   * Throws `protocol` (and closes the session) when the server has sent data no command asked for: a doubled
+   * greeting, a second reply to one command, lines before EHLO. Read as replies, they would shift every later
+   * reply of the session onto the next command (a 550 answering the next address).
+   */
+  refuseUnasked(stage: SmtpStage): void;
+  /** Writes lines (in one send when the channel can); a failure closes the session. */
+  write(lines: readonly string[], stage: SmtpStage): Promise<void>;
+  /** Writes `line` and reads its reply; a 421 closes the session and throws `rejected`. */
+  exchange(stage: SmtpStage, line: string, command?: CommandOptions): Promise<SmtpReply>;
+  /** Throws `rejected` (and closes the session) for a `421`: the server is closing the session. */
+  refuse421(reply: SmtpReply, stage: SmtpStage): void;
+  /** Runs commands one after another, whatever the caller does. */
+  serial<T>(task: () => Promise<T>): Promise<T>;
+}
+
+/** Rejects with `SmtpError` kind `aborted` as soon as `signal` aborts; `dispose` stops watching. */
+function abortRace(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
+  let dispose = () => {};
+  const promise = new Promise<never>((_, reject) => {
+    const onAbort = () => reject(new SmtpError('aborted', 'the SMTP exchange was aborted'));
+    if (signal.aborted) return onAbort();
+    dispose = watchAbort(signal, onAbort);
+  });
+  promise.catch(() => {});
+  return { promise, dispose: () => dispose() };
+}
+
+/** The next line of `channel`, or the rejection of the first of `aborts` to fire. */
+function nextLine(
+  channel: LineChannel,
+  timeoutMs: number,
+  aborts: readonly Promise<never>[],
+): Promise<string> {
+  const read = channel.readLine(timeoutMs);
+  if (aborts.length === 0) return read;
+  read.catch(() => {}); // when an abort wins the race, the read fails as the channel closes
+  return Promise.race([...aborts, read]);
+}
+
+/** Creates the shared core of a session over `channel`. */
+export function createSessionCore(channel: LineChannel, options: SessionOptions): SessionCore {
+  const now = options.now ?? Date.now;
+  const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const sessionHook = options.onLine;
+  let queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Watches the session's signal once for all its replies (not once per reply); not at all when the channel
+   * watches that very signal, since its pending read then rejects with `aborted` by itself.
+   */
+  const sessionAbort =
+    options.signal === undefined || options.signal === channel.signal ? undefined : abortRace(options.signal);
+  /** What every read races against when its command has no signal of its own. */
+  const sessionAborts: readonly Promise<never>[] = sessionAbort === undefined ? [] : [sessionAbort.promise];
+
+  const core: SessionCore = {
+    channel,
+    options,
+    now,
+    usable: true,
+    quitSent: false,
+    envelopeUtf8: false,
+    lastCommand: undefined,
+    close() {
+      core.usable = false;
+      sessionAbort?.dispose();
+      channel.close();
+    },
+    failure(kind, message, stage, extra = {}) {
+      core.close();
+      return new SmtpError(kind, message, {
+        stage,
+        ...(core.lastCommand === undefined ? {} : { command: core.lastCommand }),
+        ...extra,
+      });
+    },
+    emit(hook, direction, line) {
+      sessionHook?.(direction, line);
+      hook?.(direction, line);
+    },
+    limitOf(command, timeoutMs = commandTimeoutMs) {
+      return Math.min(now() + timeoutMs, command.deadline ?? options.deadline ?? Number.POSITIVE_INFINITY);
+    },
+    async readReply(stage, limitAt, command) {
+      const parser = createReplyParser(options.limits, stage);
+      const commandAbort = command.signal === undefined ? undefined : abortRace(command.signal);
+      const aborts = commandAbort === undefined ? sessionAborts : [...sessionAborts, commandAbort.promise];
+      let lines = 0;
+      try {
+        for (;;) {
+          const remaining = limitAt - now();
+          if (remaining <= 0) {
+            throw new SmtpError('timeout', `no complete ${stage} reply in time`);
+          }
+          const line = await nextLine(channel, remaining, aborts);
+          lines += 1;
+          core.emit(command.onLine, 'server', printable(line.slice(0, 2048)));
+          const reply = parser.push(line);
+          if (reply !== null) return reply;
+        }
+      } catch (error) {
+        const smtp = isSmtpError(error) ? error : undefined;
+        let kind: SmtpFailure = smtp?.kind ?? 'disconnect';
+        if (stage === 'greeting' && lines === 0 && kind === 'timeout') kind = 'no_greeting';
+        if (stage === 'greeting' && lines === 0 && kind === 'disconnect') kind = 'connection';
+        const message =
+          kind === 'no_greeting'
+            ? 'the server sent no greeting in time'
+            : kind === 'connection'
+              ? 'the server closed the connection before its greeting'
+              : (smtp?.message ?? 'the connection failed');
+        throw core.failure(kind, message, stage, { cause: error });
+      } finally {
+        commandAbort?.dispose();
+      }
+    },
+    refuseUnasked(stage) {
+      if (channel.pending?.() === true) {
+        core.usable = false;
+        throw core.failure('protocol', 'the server sent data that no command asked for', stage);
+      }
+    },
+    async write(lines, stage) {
+      core.refuseUnasked(stage);
+      try {
+        if (channel.writeLines !== undefined && lines.length > 1) await channel.writeLines(lines);
+        else for (const line of lines) await channel.writeLine(line);
+      } catch (error) {
+        throw core.failure(
+          isSmtpError(error) ? error.kind : 'disconnect',
+          'the connection failed while writing',
+          stage,
+          { cause: error },
+        );
+      }
+    },
+    async exchange(stage, line, command = {}) {
+      if (!core.usable || channel.closed) {
+        core.usable = false;
+        throw new SmtpError('disconnect', 'the SMTP session is closed', { stage });
+      }
+      if (options.signal?.aborted) throw core.failure('aborted', 'the SMTP session was aborted', stage);
+      if (command.signal?.aborted)
+        throw new SmtpError('aborted', 'the command was aborted before it was sent', { stage });
+      const limitAt = core.limitOf(command);
+      core.refuseUnasked(stage);
+      core.lastCommand = line;
+      core.emit(command.onLine, 'client', line);
+      try {
+        await channel.writeLine(line);
+      } catch (error) {
+        throw core.failure(
+          isSmtpError(error) ? error.kind : 'disconnect',
+          'the connection failed while writing',
+          stage,
+          { cause: error },
+        );
+      }
+      const reply = await core.readReply(stage, limitAt, command);
+      core.refuse421(reply, stage);
+      return reply;
+    },
+    refuse421(reply, stage) {
+      if (reply.code === 421) {
+        throw core.failure(
+          'rejected',
+          `the server is closing the session: ${reply.code} ${reply.text}`,
+          stage,
+          {
+            smtpReply: reply,
+          },
+        );
+      }
+    },
+    serial<T>(task: () => Promise<T>): Promise<T> {
+      const run = queue.then(task, task);
+      queue = run.catch(() => {});
+      return run;
+    },
+  };
+  return core;
+}
