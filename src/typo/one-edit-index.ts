@@ -1,13 +1,16 @@
 /**
- * Targets found within one edit through their deletion neighbourhoods (the SymSpell idea): two strings one
- * insertion, deletion, substitution or adjacent swap apart share a string made by deleting at most one
- * character from each. A lookup costs one `Map` probe per character of the input, whatever the number of
- * targets, where a scan costs a comparison per target. The neighbourhood is kept as 32-bit polynomial hashes,
- * computed without building a string, behind a bit set that answers most probes of a miss without touching the
- * `Map`; a hash shared by chance is weeded out by the distance check.
+ * Targets within one edit of a domain, for a list of a few hundred, cheap enough to ask on every memo miss.
+ * One edit (an insertion, deletion, substitution or swap of two neighbours) leaves intact either the domain's
+ * last two characters (the edit is in the name or the rest of the suffix: `gazzeta.pl`, `walla.cp.il`) or its
+ * first label (the edit is in the ending: `gazeta.pk`, `walla.co.jl`). So the targets are grouped by their last
+ * two characters and length, and by the first two characters and length of their first label; both keys are
+ * small integers read off the text, so a lookup builds no string and hashes none. It scans the few targets of
+ * the groups one edit can reach that their {@link charMask} leaves possible, and confirms with the distance. Only
+ * a swap of the last dot with the letter after it (`sapop.t`) is not found.
  * @module
  */
 import { osaDistance } from './distance.js';
+import { bitCount, charMask } from './targets.js';
 
 /** Finds the targets one edit from a domain. */
 export interface OneEditIndex {
@@ -15,84 +18,82 @@ export interface OneEditIndex {
   closest(text: string, accept: (domain: string) => boolean): string | null;
 }
 
-const BASE = 0x01000193;
-/** Longer inputs are never looked up (no domain is longer than 253 characters). */
-const MAX_TEXT = 256;
-const powers = new Int32Array(MAX_TEXT + 1);
-powers[0] = 1;
-for (let k = 1; k <= MAX_TEXT; k += 1) powers[k] = Math.imul(powers[k - 1]!, BASE);
-/** Prefix and suffix hashes of the text being hashed: one text at a time, as JavaScript runs one call at a time. */
-const prefix = new Int32Array(MAX_TEXT + 1);
-const suffix = new Int32Array(MAX_TEXT + 2);
-/** Bits of the hash that select a bit of the filter: 2^18 bits (32 KB), about 2% set by 500 targets. */
-const FILTER_BITS = 18;
+/** Targets that share a key: parallel arrays, in list order. */
+interface Group {
+  readonly lengths: number[];
+  readonly masks: number[];
+  readonly positions: number[];
+}
 
-/** Fills `prefix` and `suffix` for `text` (at most {@link MAX_TEXT} characters). */
-function hashParts(text: string): void {
+/** The key of the last two characters of `text` (at least two characters long) and of `length`. */
+function endKey(text: string, length: number): number {
   const n = text.length;
-  prefix[0] = 0;
-  for (let i = 0; i < n; i += 1) prefix[i + 1] = (Math.imul(prefix[i]!, BASE) + text.charCodeAt(i)) | 0;
-  suffix[n] = 0;
-  for (let i = n - 1; i >= 0; i -= 1) {
-    suffix[i] = (Math.imul(text.charCodeAt(i), powers[n - 1 - i]!) + suffix[i + 1]!) | 0;
+  return (
+    ((Math.min(length, 255) << 16) |
+      ((text.charCodeAt(n - 2) & 0xff) << 8) |
+      (text.charCodeAt(n - 1) & 0xff)) >>>
+    0
+  );
+}
+
+/** The key of the first label of `text` (up to its first dot, at `dot`): its first two characters and length. */
+function startKey(text: string, dot: number): number {
+  const second = dot > 1 ? text.charCodeAt(1) & 0xff : 0;
+  return ((Math.min(dot, 255) << 16) | ((text.charCodeAt(0) & 0xff) << 8) | second) >>> 0;
+}
+
+function add(groups: Map<number, Group>, key: number, domain: string, position: number): void {
+  let group = groups.get(key);
+  if (group === undefined) {
+    group = { lengths: [], masks: [], positions: [] };
+    groups.set(key, group);
   }
+  group.lengths.push(domain.length);
+  group.masks.push(charMask(domain));
+  group.positions.push(position);
 }
 
 /**
- * The hash of the text last given to {@link hashParts}, of length `n`, with the character at `deleted`
- * left out, or of the whole text for `deleted === n`. Equal strings hash equally whichever way they were made.
- */
-function neighbourHash(n: number, deleted: number): number {
-  if (deleted === n) return prefix[n]!;
-  return (Math.imul(prefix[deleted]!, powers[n - 1 - deleted]!) + suffix[deleted + 1]!) | 0;
-}
-
-/** The bit of the filter for `hash`. */
-const filterBit = (hash: number): number => Math.imul(hash, 0x9e3779b1) >>> (32 - FILTER_BITS);
-
-/**
- * Indexes `domains` (in the order that breaks ties) for {@link OneEditIndex.closest}; entries longer than 256
- * characters are left out.
+ * Indexes `domains` (in the order that breaks ties) for {@link OneEditIndex.closest}; entries without a dot
+ * after their first character are left out.
  * @example
  * oneEditIndex(['gazeta.pl', 'sapo.pt']).closest('gazeta.pk', () => true); // 'gazeta.pl'
  */
 export function oneEditIndex(domains: readonly string[]): OneEditIndex {
-  const positions = new Map<number, number[]>();
-  const filter = new Uint32Array((1 << FILTER_BITS) / 32);
+  const byEnd = new Map<number, Group>();
+  const byStart = new Map<number, Group>();
   domains.forEach((domain, position) => {
-    const n = domain.length;
-    if (n > MAX_TEXT) return;
-    hashParts(domain);
-    for (let deleted = 0; deleted <= n; deleted += 1) {
-      const hash = neighbourHash(n, deleted);
-      const bit = filterBit(hash);
-      filter[bit >>> 5]! |= 1 << (bit & 31);
-      const list = positions.get(hash);
-      if (list === undefined) positions.set(hash, [position]);
-      else if (list[list.length - 1] !== position) list.push(position);
-    }
+    const dot = domain.indexOf('.');
+    if (dot < 1 || domain.length < dot + 2) return;
+    add(byEnd, endKey(domain, domain.length), domain, position);
+    add(byStart, startKey(domain, dot), domain, position);
   });
   return {
     closest(text, accept) {
+      const dot = text.indexOf('.');
+      if (dot < 1 || text.length < 3) return null;
       const n = text.length;
-      if (n > MAX_TEXT || positions.size === 0) return null;
-      hashParts(text);
-      let best = Number.POSITIVE_INFINITY;
-      for (let deleted = 0; deleted <= n; deleted += 1) {
-        // A deletion that repeats the previous one (`ll`: either `l`) gives the same string.
-        if (deleted > 0 && deleted < n && text.charCodeAt(deleted) === text.charCodeAt(deleted - 1)) continue;
-        const hash = neighbourHash(n, deleted);
-        const bit = filterBit(hash);
-        if ((filter[bit >>> 5]! & (1 << (bit & 31))) === 0) continue;
-        const list = positions.get(hash);
-        if (list === undefined) continue;
-        for (const position of list) {
-          if (position >= best) break;
+      const groups = [
+        byEnd.get(endKey(text, n - 1)),
+        byEnd.get(endKey(text, n)),
+        byEnd.get(endKey(text, n + 1)),
+        byStart.get(startKey(text, dot)),
+      ];
+      let mask = 0;
+      let best = -1;
+      for (const group of groups) {
+        if (group === undefined) continue;
+        if (mask === 0) mask = charMask(text);
+        const { lengths, masks, positions } = group;
+        for (let i = 0; i < positions.length; i += 1) {
+          const position = positions[i]!;
+          if (best >= 0 && position >= best) break;
+          if (Math.abs(lengths[i]! - text.length) > 1 || bitCount(mask ^ masks[i]!) > 2) continue;
           const domain = domains[position]!;
           if (osaDistance(text, domain, 1) <= 1 && accept(domain)) best = position;
         }
       }
-      return best === Number.POSITIVE_INFINITY ? null : domains[best]!;
+      return best < 0 ? null : domains[best]!;
     },
   };
 }
