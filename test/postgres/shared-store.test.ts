@@ -1,11 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { DurableJobStore } from '../../src/bulk/types.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import type { VerificationResult } from '../../src/result.js';
 import { instantVerifier, manualVerifier, resultFor } from '../bulk/support.js';
-import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
 import { waitFor } from '../support/wait-for.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
 type Kind = 'pglite' | 'postgres';
 
@@ -76,7 +85,6 @@ describe.each<Kind>(['pglite', 'postgres'])('two managers on one database (%s)',
       expect(await b.get(job.id, { owner: 'tenant-1' })).toMatchObject({ status: 'complete', completed: 3 });
       expect(await b.results(job.id, { owner: 'tenant-1' })).toEqual(emails.map((email) => resultFor(email)));
     },
-    60_000, // the first test of a run opens the shared PGlite (initdb)
   );
 
   it.skipIf(skip)(
