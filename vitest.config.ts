@@ -21,7 +21,7 @@ const INTEGRATION = [
   'test/package.test.ts',
   'test/postgres/**/*.test.ts',
   'test/smtp/{desync,desync-fuzz,error-limits,hostile,mx-backoff,pipelined-quit,quit,session-limit}.test.ts',
-  'test/smtp/{session-pipelining,session-smtp-server,stalled-mx,transports}.test.ts',
+  'test/smtp/{budgets,session-pipelining,session-smtp-server,stalled-mx,transports}.test.ts',
   'test/webhooks/{notifier,transport}.test.ts',
 ];
 

@@ -108,7 +108,10 @@ async function catchAllVerdict(
     return answer === 'inconclusive' && acceptsAll ? catchAll() : VALID;
   } catch (error) {
     // The probe itself never fails; only this verification's budget or signal can end the wait.
-    if (isSmtpError(error)) return verdictOf('timeout_exceeded');
+    if (isSmtpError(error)) {
+      state.reason = `catch-all probe at ${hostLabel(target)}: ${printable(error.message)}`;
+      return verdictOf('timeout_exceeded');
+    }
     throw error;
   }
 }
@@ -182,6 +185,39 @@ function envelopeOf(state: CheckState): Envelope {
   return envelope;
 }
 
+/** Time kept between the end of the last attempt's waits and the end of the budget, in milliseconds. */
+const ATTEMPT_MARGIN_MS = 25;
+
+/**
+ * The session settings of one attempt, with `msLeft` of budget and `attemptsLeft` mail host addresses still to try
+ * (this one included): the connect, greeting and per-reply waits are at most half of what is left while another
+ * address remains to be tried, else all of it, less a small margin. So a stalled host leaves time for the next one,
+ * and a silent one is found silent (no greeting) before the budget ends, whatever the budget. `settings` itself when
+ * its waits fit the share.
+ * @example
+ * attemptSettings({ heloHost: 'h', tls: 'never', connectTimeoutMs: 5000, replyTimeoutMs: 5000 }, 4000, 2);
+ * // { ..., connectTimeoutMs: 1987, replyTimeoutMs: 1987 }
+ */
+export function attemptSettings(
+  settings: SessionSettings,
+  msLeft: number,
+  attemptsLeft: number,
+): SessionSettings {
+  const share = Math.max(1, Math.floor((msLeft - ATTEMPT_MARGIN_MS) / (attemptsLeft > 1 ? 2 : 1)));
+  const reply = settings.replyTimeoutMs ?? Number.POSITIVE_INFINITY;
+  if (share >= settings.connectTimeoutMs && share >= reply) return settings;
+  return {
+    ...settings,
+    connectTimeoutMs: Math.min(settings.connectTimeoutMs, share),
+    replyTimeoutMs: Math.min(reply, share),
+  };
+}
+
+/** The `reason` of an attempt that failed: the host, and what went wrong there. */
+function failureReason(mailHost: MailHost, ip: string, error: unknown): string | undefined {
+  return isSmtpError(error) ? `${mailHost.host} [${ip}]: ${printable(error.message)}` : undefined;
+}
+
 async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<CheckOutcome> {
   const { options, runtime } = state;
   const address = state.address!;
@@ -191,9 +227,11 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
   let failure: SubStatus = 'failed_smtp_connection';
 
   const last = Math.min(hosts.length, options.maxMxHosts) - 1;
+  let attemptsLeft = 0;
+  for (let hostIndex = 0; hostIndex <= last; hostIndex++) attemptsLeft += hosts[hostIndex]!.addresses.length;
   for (let hostIndex = 0; hostIndex <= last; hostIndex++) {
     const mailHost = hosts[hostIndex]!;
-    for (let ipIndex = 0; ipIndex < mailHost.addresses.length; ipIndex++) {
+    for (let ipIndex = 0; ipIndex < mailHost.addresses.length; ipIndex++, attemptsLeft--) {
       const ip = mailHost.addresses[ipIndex]!;
       // While a host backs off, a request with somewhere else to go does not wait for it.
       const fallback = hostIndex < last || ipIndex < mailHost.addresses.length - 1;
@@ -201,25 +239,32 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
       const target: PoolTarget = { host: ip, port: options.smtpPort, hostname: mailHost.host };
       if (state.transcript !== null) transcript.note(hostLabel(target));
       const mark = state.transcript?.length ?? 0;
+      const attempt = attemptSettings(settings, state.deadline - runtime.now(), attemptsLeft);
       let outcome: RcptOutcome;
       try {
         outcome = await runtime.prober.rcpt(
           target,
-          { sender, recipient: address.normalized, smtpUtf8: address.smtpUtf8, settings, fallback },
+          { sender, recipient: address.normalized, smtpUtf8: address.smtpUtf8, settings: attempt, fallback },
           lease,
         );
       } catch (error) {
-        if (budgetSpent(state)) return verdictOf('timeout_exceeded');
+        const reason = failureReason(mailHost, ip, error);
+        // A server that never greeted is silent, whichever wait ran out first: its own greeting timeout or the budget.
+        const silent = isSmtpError(error) && error.kind === 'no_greeting';
+        if (budgetSpent(state) && !silent) {
+          if (reason !== undefined) state.reason = reason;
+          return verdictOf('timeout_exceeded');
+        }
         failure = classifyError(error);
         transcript.note(`failed: ${failure}`);
-        if (isSmtpError(error)) state.reason = `${mailHost.host} [${ip}]: ${printable(error.message)}`;
+        if (reason !== undefined) state.reason = reason;
         if (triesNextHost(error)) continue;
         state.mx_record = mailHost.host;
         return verdictOf(failure);
       }
       if (outcome.reused) state.transcript?.splice(mark, 0, '* reusing an open session');
       state.mx_record = mailHost.host;
-      return verdictOfOutcome(state, outcome, target, sender, settings, lease, transcript.note);
+      return verdictOfOutcome(state, outcome, target, sender, attempt, lease, transcript.note);
     }
   }
   return verdictOf(failure);

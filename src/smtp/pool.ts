@@ -23,7 +23,7 @@ import { weakMemo } from '../weak-memo.js';
 import { backoffError, createBackoffBook, mayWait } from './pool/backoff.js';
 import type { Connection, MxState, Waiter } from './pool/connection.js';
 import { pickRiders, planDispatch } from './pool/dispatch.js';
-import { expired, leaseError } from './pool/lease.js';
+import { expired, leaseError, notTriedError } from './pool/lease.js';
 import { connectionLife } from './pool/resource.js';
 import { createSlots } from './pool/slots.js';
 import { stepKeeper } from './pool/step.js';
@@ -216,7 +216,10 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         alone: waiter.solo,
       }),
     );
-    for (const rider of riders) state.waiters.remove(rider);
+    for (const rider of riders) {
+      state.waiters.remove(rider);
+      rider.started = true;
+    }
     for (const { waiter, by } of passed) waiter.bypassed += by;
     return riders;
   }
@@ -232,7 +235,8 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
    * Queues a request for a connection to `key` (at the front when it is queued again after losing its
    * session; `solo` when it is to go alone, see `Waiter.solo`) and settles with its outcome. The request ends with the lease: when its budget is spent or its
    * signal fires, whether it is still waiting (it leaves the queue) or already at work (its session carries on,
-   * and what the request would have got is dropped).
+   * and what the request would have got is dropped). A request whose budget ran out before its work began fails
+   * with an error that says it was not tried and how long it waited (`notTriedError`).
    */
   function enqueue(
     key: string,
@@ -244,6 +248,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   ): Promise<RcptOutcome> {
     return new Promise<RcptOutcome>((resolve, reject) => {
       const state: MxState = slots.stateOf(key);
+      const queuedAt = now();
       const stop = () => {
         clearTimeout(timer);
         unwatch();
@@ -257,10 +262,16 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         retried,
         solo,
         bypassed: 0,
+        started: retried,
         queued: false,
         slot: -1,
         grant(conn) {
-          limit(() => life.run(conn, waiter)).catch(waiter.fail);
+          limit(() => {
+            // The budget ran out while it waited for a global slot: it was not tried (the run then lets the slot go).
+            if (expired(lease, now())) onExpire();
+            else waiter.started = true;
+            return life.run(conn, waiter);
+          }).catch(waiter.fail);
         },
         resolve(outcome) {
           stop();
@@ -273,7 +284,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       };
       function onExpire() {
         const waiting = state.waiters.remove(waiter);
-        waiter.fail(leaseError(lease));
+        waiter.fail(waiter.started ? leaseError(lease) : notTriedError(lease, now() - queuedAt, waiting));
         if (waiting) slots.forgetIfEmpty(key);
       }
       const timer = setTimeout(onExpire, Math.max(0, lease.deadline - now()));

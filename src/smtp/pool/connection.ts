@@ -65,6 +65,11 @@ export interface Waiter extends Queued {
   readonly solo: boolean;
   /** How many later waiters were served while this one waited for a fresh connection. */
   bypassed: number;
+  /**
+   * Its work began: it holds one of the pool's `concurrency` slots or rides in a group (a request queued again began
+   * before). A request whose budget runs out before then was never tried, and its error says so.
+   */
+  started: boolean;
   /** Hands the waiter a connection to serve it (and maybe others) on. */
   grant(conn: Connection): void;
   /** Ends the request. */

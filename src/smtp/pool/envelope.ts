@@ -7,7 +7,7 @@
 import { SmtpError } from '../../errors.js';
 import type { SmtpReply, SmtpSession } from '../types.js';
 import type { Connection, Envelope } from './connection.js';
-import { commandOptions } from './lease.js';
+import { commandOptions, replyDeadline } from './lease.js';
 import { positive } from './replies.js';
 import type { Lease, RcptRequest } from './types.js';
 
@@ -29,6 +29,8 @@ export interface EnvelopeContext {
   within<T>(promise: Promise<T>, lease: Lease): Promise<T>;
   /** Counts a reply to `MAIL FROM` or `RCPT TO` against the session (reject cap, backoff). */
   noteReply(conn: Connection, reply: SmtpReply): void;
+  /** The pool's clock. */
+  readonly now: () => number;
 }
 
 /** The envelope commands of a connection. */
@@ -43,7 +45,7 @@ export interface EnvelopeCommands {
 
 /** Creates the envelope commands over `context`. */
 export function envelopeCommands(context: EnvelopeContext): EnvelopeCommands {
-  const { counters, within, noteReply } = context;
+  const { counters, within, noteReply, now } = context;
 
   async function reset(conn: Connection, session: SmtpSession, lease: Lease): Promise<void> {
     if (conn.envelope === null) return;
@@ -63,7 +65,10 @@ export function envelopeCommands(context: EnvelopeContext): EnvelopeCommands {
     async open(conn, session, request, lease) {
       await reset(conn, session, lease);
       const reply = await within(
-        session.mailFrom(request.sender, { ...commandOptions(lease), smtpUtf8: request.smtpUtf8 }),
+        session.mailFrom(request.sender, {
+          ...commandOptions(lease, replyDeadline(lease, request, now())),
+          smtpUtf8: request.smtpUtf8,
+        }),
         lease,
       );
       if (!positive(reply)) {
@@ -77,7 +82,10 @@ export function envelopeCommands(context: EnvelopeContext): EnvelopeCommands {
       conn.rcpts += 1;
       conn.envelope!.rcpts += 1;
       counters.rcpts += 1;
-      const reply = await within(session.rcptTo(request.recipient, commandOptions(lease)), lease);
+      const reply = await within(
+        session.rcptTo(request.recipient, commandOptions(lease, replyDeadline(lease, request, now()))),
+        lease,
+      );
       noteReply(conn, reply);
       return reply;
     },

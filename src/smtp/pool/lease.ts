@@ -7,7 +7,7 @@
 import { watchOptionalAbort } from '../../abort-watch.js';
 import { SmtpError } from '../../errors.js';
 import type { CommandOptions } from '../types.js';
-import type { Lease } from './types.js';
+import type { Lease, RcptRequest } from './types.js';
 
 /** Whether the lease's budget is spent or its signal fired, at `now`. */
 export function expired(lease: Lease, now: number): boolean {
@@ -21,11 +21,34 @@ export function leaseError(lease: Lease): SmtpError {
     : new SmtpError('timeout', 'the verification time budget is spent');
 }
 
-/** The per-command options of a session command sent for `lease`. */
-export function commandOptions(lease: Lease): CommandOptions {
-  return lease.signal === undefined
-    ? { deadline: lease.deadline }
-    : { deadline: lease.deadline, signal: lease.signal };
+/**
+ * By when the reply to a command sent at `now` for `request` must come: the lease's deadline, and no later than the
+ * request's own `replyTimeoutMs` (a reused session was opened with another request's settings, whose reply timeout
+ * may be longer).
+ */
+export function replyDeadline(lease: Lease, request: RcptRequest, now: number): number {
+  const replyMs = request.settings.replyTimeoutMs;
+  return replyMs === undefined ? lease.deadline : Math.min(lease.deadline, now + replyMs);
+}
+
+/** The per-command options of a session command sent for `lease`, its reply due by `deadline`. */
+export function commandOptions(lease: Lease, deadline = lease.deadline): CommandOptions {
+  return lease.signal === undefined ? { deadline } : { deadline, signal: lease.signal };
+}
+
+/**
+ * The error of a request whose budget ran out before it was tried: it waited `waitedMs` in the queue of its mail
+ * host (`perMx`: for one of the host's `perMxConcurrency` sessions) or for one of the pool's `concurrency` slots,
+ * and no command was sent for it. Kind `timeout` (`aborted` when its signal fired), with a message that says so.
+ */
+export function notTriedError(lease: Lease, waitedMs: number, perMx: boolean): SmtpError {
+  if (lease.signal?.aborted === true) return leaseError(lease);
+  const seconds = (Math.max(0, waitedMs) / 1000).toFixed(1);
+  const limit = perMx ? 'perMxConcurrency' : 'concurrency';
+  return new SmtpError(
+    'timeout',
+    `not tried: waited ${seconds} s for a free session (${limit} limit) and the time budget ran out`,
+  );
 }
 
 /** Settles with `promise`, or rejects when the lease's budget is spent or its signal fires first. */

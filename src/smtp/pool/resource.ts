@@ -76,6 +76,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
     counters,
     within: (promise, lease) => within(promise, lease, now),
     noteReply,
+    now,
   });
 
   /**

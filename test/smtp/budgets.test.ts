@@ -1,0 +1,160 @@
+/**
+ * Budgets that are honest (issue 32): an address whose budget ran out while it waited for a free session says it
+ * was not tried; a budget shorter than the reply timeout still leaves time for the backup MX; a tarpit that never
+ * greets is `mail_server_did_not_respond` whichever wait ran out first. Loopback servers: smtp-server harnesses on
+ * 127.0.0.11-15 (one port), and raw servers on 127.0.0.21 (greets, then stalls), .22 (never greets), .23 (answers).
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { VerifyOptions } from '../../src/options.js';
+import { staticResolver } from '../../src/testing/static-resolver.js';
+import type { ZoneEntry } from '../../src/testing/zone.js';
+import { createVerifier } from '../../src/verifier.js';
+import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
+
+const SLOW_HOSTS = ['127.0.0.11', '127.0.0.12', '127.0.0.13', '127.0.0.14', '127.0.0.15'];
+
+const sockets = new Set<Socket>();
+let slow: SmtpServerHarness[] = [];
+let raw: Server[] = [];
+let rawPort: number;
+
+function listen(server: Server, host: string, on: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(on, host, () => resolve((server.address() as { port: number }).port));
+  });
+}
+
+/** A raw server: `greet` says whether it sends `220`, `answer` whether it then answers every command. */
+function rawServer(greet: boolean, answer: boolean): Server {
+  return createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    if (greet) socket.write('220 raw.budget.test ESMTP\r\n');
+    if (!answer) return;
+    let buffer = '';
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      for (let end = buffer.indexOf('\r\n'); end !== -1; end = buffer.indexOf('\r\n')) {
+        const line = buffer.slice(0, end).toUpperCase();
+        buffer = buffer.slice(end + 2);
+        if (line.startsWith('QUIT')) socket.end('221 bye\r\n');
+        else socket.write('250 2.0.0 ok\r\n');
+      }
+    });
+  });
+}
+
+beforeAll(async () => {
+  const [firstHost, ...otherHosts] = SLOW_HOSTS;
+  const first = await startSmtpServer({ host: firstHost!, delayMs: 150, mailboxes: { alice: 'ok' } });
+  slow = [first];
+  for (const host of otherHosts) {
+    slow.push(await startSmtpServer({ host, port: first.port, delayMs: 150, mailboxes: { alice: 'ok' } }));
+  }
+  raw = [rawServer(true, false), rawServer(false, false), rawServer(true, true)];
+  rawPort = await listen(raw[0]!, '127.0.0.21', 0);
+  await listen(raw[1]!, '127.0.0.22', rawPort);
+  await listen(raw[2]!, '127.0.0.23', rawPort);
+});
+
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await Promise.all(slow.map((server) => server.close()));
+  await Promise.all(raw.map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+const loopback = {
+  allowAddresses: ['127.0.0.0/8'],
+  allowTlds: ['test'],
+  heloHost: 'budget.mailvet-test.net',
+  catchAll: false,
+} satisfies VerifyOptions;
+
+describe('waiting for a free session', () => {
+  it('says an address was not tried when its budget ran out in the queue', async () => {
+    const zone: Record<string, ZoneEntry> = {};
+    SLOW_HOSTS.forEach((ip, index) => {
+      zone[`d${index}.test`] = { mx: [{ priority: 10, exchange: `mx.d${index}.test` }] };
+      zone[`mx.d${index}.test`] = { a: [ip] };
+    });
+    const verifier = createVerifier({
+      ...loopback,
+      resolver: staticResolver(zone),
+      smtpPort: slow[0]!.port,
+      concurrency: 1,
+      perMxConcurrency: 1,
+      timeoutMs: 1500,
+    });
+    try {
+      // One session at a time, each about a second (five replies 150 ms late, and the proof of step): the first
+      // address is answered, the last ones wait in the queue until their budget is spent.
+      const results = await Promise.all(
+        SLOW_HOSTS.map((_, index) => verifier.verify(`alice@d${index}.test`)),
+      );
+      expect(results[0]).toMatchObject({ status: 'valid' });
+      const notTried =
+        /^mx\.d\d\.test \[127\.0\.0\.1\d\]: not tried: waited \d+\.\d s for a free session \(concurrency limit\)/;
+      // The last one waited behind four others: it never got a session.
+      expect(results[4]).toMatchObject({ status: 'unknown', sub_status: 'timeout_exceeded' });
+      expect(results[4]!.reason).toMatch(notTried);
+      // Every address that ran out of time says why: never tried, or tried and cut short.
+      for (const result of results.filter((each) => each.sub_status === 'timeout_exceeded')) {
+        expect(result.reason).toMatch(/not tried: waited|the verification time budget is spent/);
+      }
+    } finally {
+      await verifier.dispose();
+    }
+  });
+});
+
+describe('a budget shorter than the reply timeout', () => {
+  it('leaves time for the backup MX after a primary that greets and stalls', async () => {
+    const verifier = createVerifier({
+      ...loopback,
+      resolver: staticResolver({
+        'stall.test': {
+          mx: [
+            { priority: 10, exchange: 'mx1.stall.test' },
+            { priority: 20, exchange: 'mx2.stall.test' },
+          ],
+        },
+        'mx1.stall.test': { a: ['127.0.0.21'] },
+        'mx2.stall.test': { a: ['127.0.0.23'] },
+      }),
+      smtpPort: rawPort,
+      timeoutMs: 2000, // below the default 5 s reply timeout
+    });
+    try {
+      const result = await verifier.verify('someone@stall.test');
+      expect(result).toMatchObject({ status: 'valid', mx_record: 'mx2.stall.test' });
+    } finally {
+      await verifier.dispose();
+    }
+  });
+});
+
+describe('a tarpit that never greets', () => {
+  const tarpit = {
+    ...loopback,
+    resolver: staticResolver({
+      'tarpit.test': { mx: [{ priority: 10, exchange: 'mx.tarpit.test' }] },
+      'mx.tarpit.test': { a: ['127.0.0.22'] },
+    }),
+  } satisfies VerifyOptions;
+
+  it.each([
+    ['its greeting timeout ends first', { timeoutMs: 3000, connectTimeoutMs: 300 }],
+    ['the budget would end first', { timeoutMs: 600 }],
+  ])('is mail_server_did_not_respond when %s', async (_, budget) => {
+    const verifier = createVerifier({ ...tarpit, ...budget, smtpPort: rawPort });
+    try {
+      const result = await verifier.verify('someone@tarpit.test');
+      expect(result).toMatchObject({ status: 'unknown', sub_status: 'mail_server_did_not_respond' });
+      expect(result.reason).toBe('mx.tarpit.test [127.0.0.22]: the server sent no greeting in time');
+    } finally {
+      await verifier.dispose();
+    }
+  });
+});
