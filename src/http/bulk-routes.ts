@@ -7,6 +7,7 @@ import { unstorableText } from '../bulk/storable.js';
 import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { readJsonBody } from './body.js';
+import { checkByteQuota } from './byte-quota.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
@@ -213,6 +214,7 @@ export const createJob: Operation = async (context) => {
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
   const listed = format !== undefined && fields.emails !== undefined;
   await checkAddressQuota(context, fields.emails?.length ?? 0);
+  checkByteQuota(context, fields);
   // Checked before the job exists: a refused webhook leaves no job behind.
   const webhook = await requestedWebhook(context, fields.webhook);
 
@@ -275,6 +277,7 @@ export const addEmails: Operation = async (context) => {
       },
     );
     await checkAddressQuota(context, emails.length);
+    checkByteQuota(context, { emails, source });
     const job =
       (await addInBatches(context, jobId(context), emails, source)) ??
       (await jobs.get(jobId(context), access(context)));
@@ -285,6 +288,7 @@ export const addEmails: Operation = async (context) => {
   if (body.emails === undefined) throw new HttpError('invalid_request', 'emails is required');
   const emails = emailsOf(body.emails, limits.maxEmailsPerRequest);
   await checkAddressQuota(context, emails.length);
+  checkByteQuota(context, { emails });
   const job = await jobs.add(jobId(context), emails, access(context));
   return context.json(200, wireJob(job));
 };
