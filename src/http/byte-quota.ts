@@ -28,25 +28,30 @@ export function requestBytes(request: HeldRequest): number {
 
 /**
  * Throws `limit_exceeded` when `request` would take the tenant's jobs past `maxBytesPerKey`, or all jobs past
- * `maxBytesHeld`; the message names the limit, what is held and what the request adds. A manager that does not
- * count what its jobs hold (no `heldBytes`) is not checked.
+ * `maxBytesHeld`, counting what the job manager holds and what requests in progress reserved; the message names the
+ * limit, what is held and what the request adds. Otherwise reserves the request's bytes and returns the function
+ * that frees them, to call when the request ends. A manager that does not count what its jobs hold (no
+ * `heldBytes`) is not checked.
  */
-export function checkByteQuota(context: Context, request: HeldRequest): void {
-  const { jobs, limits } = context.services;
-  if (jobs.heldBytes === undefined) return;
+export function reserveBytes(context: Context, request: HeldRequest): () => void {
+  const { jobs, limits, reservedBytes } = context.services;
   const adding = requestBytes(request);
-  if (adding === 0) return;
+  if (jobs.heldBytes === undefined || adding === 0) return () => undefined;
+  const tenant = context.tenant ?? '';
   const held = jobs.heldBytes(context.tenant === undefined ? {} : { owner: context.tenant });
-  if (held.owner + adding > limits.maxBytesPerKey) {
+  const ownerHeld = held.owner + reservedBytes.of(tenant);
+  if (ownerHeld + adding > limits.maxBytesPerKey) {
     throw new HttpError(
       'limit_exceeded',
-      `at most ${limits.maxBytesPerKey} bytes held per API key (maxBytesPerKey; its jobs hold ${held.owner}, this request adds ${adding}); delete finished jobs to make room`,
+      `at most ${limits.maxBytesPerKey} bytes held per API key (maxBytesPerKey; its jobs hold ${ownerHeld}, this request adds ${adding}); delete finished jobs to make room`,
     );
   }
-  if (held.total + adding > limits.maxBytesHeld) {
+  const totalHeld = held.total + reservedBytes.total;
+  if (totalHeld + adding > limits.maxBytesHeld) {
     throw new HttpError(
       'limit_exceeded',
-      `at most ${limits.maxBytesHeld} bytes held by all jobs of this server (maxBytesHeld; they hold ${held.total}, this request adds ${adding}); try again once jobs are deleted`,
+      `at most ${limits.maxBytesHeld} bytes held by all jobs of this server (maxBytesHeld; they hold ${totalHeld}, this request adds ${adding}); try again once jobs are deleted`,
     );
   }
+  return reservedBytes.reserve(tenant, adding);
 }

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { requestBytes } from '../../src/http/byte-quota.js';
+import { ByteReservations } from '../../src/http/byte-reservations.js';
 import { createHandler } from '../../src/http/handler.js';
 import { defaultMaxBytesHeld, defaultMaxBytesPerKey, resolveLimits } from '../../src/http/limits.js';
 import { addresses, auth, fakeVerifier, jsonAuth, KEY_A, KEY_B } from './support.js';
@@ -99,6 +100,18 @@ describe('bytes held per API key', () => {
     expect(await total()).toBe(1);
   });
 
+  it('counts what concurrent uploads of one key are about to add', async () => {
+    const { csv, total } = setup({ maxBytesPerKey: 300_000 });
+    const statuses = await Promise.all([
+      csv('/v1/bulk?auto_start=false', wideCsv(10, 10_000)),
+      csv('/v1/bulk?auto_start=false', wideCsv(10, 10_000, 10)),
+    ]).then((responses) => responses.map((response) => response.status));
+    expect(statuses.sort()).toEqual([201, 429]);
+    expect(await total()).toBe(1);
+    // Once the requests are over, nothing stays reserved: the held job alone counts.
+    expect((await csv('/v1/bulk?auto_start=false', wideCsv(4, 10_000, 20))).status).toBe(201);
+  });
+
   it('refuses past maxBytesHeld what every key holds together, each under its own budget', async () => {
     const { csv, total } = setup({ maxBytesPerKey: 300_000, maxBytesHeld: 450_000 });
     expect((await csv('/v1/bulk?auto_start=false', wideCsv(10, 10_000), KEY_A)).status).toBe(201);
@@ -107,6 +120,20 @@ describe('bytes held per API key', () => {
       'at most 450000 bytes held by all jobs of this server (maxBytesHeld; they hold 406360, this request adds 60318); try again once jobs are deleted',
     );
     expect(await total(KEY_B)).toBe(1);
+  });
+});
+
+describe('ByteReservations', () => {
+  it('sums per tenant and in all, and frees each reservation once', () => {
+    const reservations = new ByteReservations();
+    const first = reservations.reserve('a', 100);
+    reservations.reserve('a', 20);
+    const other = reservations.reserve('b', 5);
+    expect([reservations.of('a'), reservations.of('b'), reservations.total]).toEqual([120, 5, 125]);
+    first();
+    first();
+    other();
+    expect([reservations.of('a'), reservations.of('b'), reservations.total]).toEqual([20, 0, 20]);
   });
 });
 
