@@ -2,7 +2,7 @@
  * Typo suggestions for the domain of an address (`did_you_mean`). See docs/typo.md for the rules.
  * @module
  */
-import { parse } from 'tldts';
+import { parse } from '#tldts';
 import { typoData } from '../data/typo.js';
 import { osaDistance } from './distance.js';
 import { GenerationalMemo } from './memo.js';

@@ -2,7 +2,7 @@
  * Suggestion targets: a domain split at its public suffix, with the edits it tolerates.
  * @module
  */
-import { parse } from 'tldts';
+import { parse } from '#tldts';
 
 /** A suggestion target with the edits it tolerates. */
 export interface Target {
