@@ -43,12 +43,13 @@ async function traced(args: string[]) {
     .map((url) => fileURLToPath(url))
     .filter((path) => path.startsWith(ROOT))
     .map((path) => path.slice(ROOT.length));
-  return { exit, loaded };
+  const builtins = urls.filter((url) => url.startsWith('node:'));
+  return { exit, loaded, builtins };
 }
 
 describe('mailvet loads only what a command runs', () => {
   it('verify --no-dns loads the engine, and no server, store, fleet, console, doctor or proxy code', async () => {
-    const { exit, loaded } = await traced(['verify', '--no-dns', 'a@b.com']);
+    const { exit, loaded, builtins } = await traced(['verify', '--no-dns', 'a@b.com']);
     expect(exit.code).toBe(EXIT.notValid);
     expect(exit.stdout).toMatch(/^a@b\.com {2}unknown {2}score \d+\n/);
     // The trace sees what verify does load, so an empty or broken trace cannot pass.
@@ -56,6 +57,8 @@ describe('mailvet loads only what a command runs', () => {
       expect.arrayContaining(['dist/cli/verify.js', 'dist/verifier.js', 'dist/data/disposable.js']),
     );
     expect(loaded.filter((path) => NOT_FOR_VERIFY.some((pattern) => pattern.test(path)))).toEqual([]);
+    expect(builtins).toContain('node:net'); // seen by the trace, like the files
+    expect(builtins).not.toContain('node:tls'); // STARTTLS never happens offline
   });
 
   it('--version loads neither the engine nor its data', async () => {
