@@ -16,11 +16,11 @@ const INTEGRATION = [
   'test/doctor/diagnose.test.ts',
   'test/e2e/**/*.test.ts',
   'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota}.test.ts',
-  'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,timeout}.test.ts',
+  'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,stream-failure,timeout}.test.ts',
   'test/core-bundle.test.ts', // esbuild runs as a child process
   'test/package.test.ts',
   'test/postgres/**/*.test.ts',
-  'test/smtp/{desync,error-limits,hostile,mx-backoff,pipelined-quit,quit,session-limit}.test.ts',
+  'test/smtp/{desync,desync-fuzz,error-limits,hostile,mx-backoff,pipelined-quit,quit,session-limit}.test.ts',
   'test/smtp/{session-pipelining,session-smtp-server,stalled-mx,transports}.test.ts',
   'test/webhooks/{notifier,transport}.test.ts',
 ];

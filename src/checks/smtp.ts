@@ -92,7 +92,7 @@ async function catchAllVerdict(
   const acceptsAll = profile?.acceptsAllAtRcpt === true;
   const catchAll = (): Verdict => {
     state.accept_all = true;
-    if (acceptsAll) state.reason = acceptsAllReason(target, profile!);
+    if (profile?.acceptsAllAtRcpt) state.reason = acceptsAllReason(target, profile);
     return CATCH_ALL;
   };
   if (!state.options.catchAll) return acceptsAll ? catchAll() : VALID;

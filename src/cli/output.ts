@@ -3,10 +3,10 @@
  * results arrive, and read back by `--resume` to find where to go on.
  * @module
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { chmod, copyFile, type FileHandle, open, rename, rm, stat, truncate } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { CsvReader } from '../io/csv-reader.js';
 import type { InputRecord, InputShape } from '../io/input.js';
@@ -110,12 +110,34 @@ function ioError(action: string, path: string, error: unknown): CliError {
   return new CliError(EXIT.io, `cannot ${action} ${path}: ${reason}`, { cause: error });
 }
 
-/** A sink that writes a file, created or truncated (`append: false`) or appended to. */
+/** A file name beside `path` for its next content: hidden, and unique to this run (`.out.csv.1234.9f2c.tmp`). */
+export function temporaryPathBeside(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+}
+
+/** Opens the temporary file for `path`: empty, or a copy of `path` to go on from (`append`). */
+async function openTemporary(path: string, temporary: string, append: boolean): Promise<FileHandle> {
+  const existing = await stat(path).catch(() => undefined);
+  if (append && existing !== undefined) await copyFile(path, temporary);
+  const handle = await open(temporary, append ? 'a' : 'wx');
+  // The finished file takes the place of the old one: keep its permissions.
+  if (existing !== undefined) await chmod(temporary, existing.mode & 0o7777);
+  return handle;
+}
+
+/**
+ * A sink that gives the file at `path` new content (`append: false`) or more of it (`append: true`). It writes a
+ * temporary file beside `path` and renames it over `path` when closed, so `path` is never what is being
+ * written: `cat list.txt | mailvet bulk - -o list.txt` reads the whole list (a pipe cannot be told apart from
+ * its file), and a run that dies leaves the old file whole.
+ */
 export async function fileSink(path: string, append: boolean): Promise<Sink> {
+  const temporary = temporaryPathBeside(path);
   let handle: FileHandle;
   try {
-    handle = await open(path, append ? 'a' : 'w');
+    handle = await openTemporary(path, temporary, append);
   } catch (error) {
+    await rm(temporary, { force: true });
     throw ioError('write', path, error);
   }
   return {
@@ -128,6 +150,12 @@ export async function fileSink(path: string, append: boolean): Promise<Sink> {
     },
     async close() {
       await handle.close();
+      try {
+        await rename(temporary, path);
+      } catch (error) {
+        await rm(temporary, { force: true });
+        throw ioError('write', path, error);
+      }
     },
   };
 }

@@ -3,11 +3,12 @@
  * @module
  */
 import { useSignal } from '@preact/signals';
-import { json } from './api.js';
+import { ApiError, json } from './api.js';
 import { BulkPanel } from './bulk-panel.js';
 import { JobsPanel } from './jobs-panel.js';
 import { apiKey, signIn, signOut } from './session.js';
 import { VerifyPanel } from './verify-panel.js';
+import { signInFailureWords } from './words.js';
 
 function SignIn() {
   const key = useSignal('');
@@ -22,7 +23,8 @@ function SignIn() {
           await json(key.value, 'v1/bulk?limit=1'); // any authenticated route: checks the key
           signIn(key.value);
         } catch (failure) {
-          error.value = (failure as Error).message;
+          error.value =
+            failure instanceof ApiError ? signInFailureWords(failure) : (failure as Error).message;
         }
       }}
     >

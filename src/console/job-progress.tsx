@@ -5,7 +5,7 @@
  */
 import { useSignal, useSignalEffect } from '@preact/signals';
 import { json } from './api.js';
-import { downloadResults } from './download.js';
+import { type DownloadFormat, downloadResults } from './download.js';
 import { followJob } from './job-stream.js';
 import { ResultsTable } from './results-table.js';
 import type { Job } from './types.js';
@@ -57,9 +57,10 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       clearTimeout(timer);
     };
   });
-  const download = (format: 'csv' | 'ndjson') => {
+  const download = (format: DownloadFormat) => {
+    if (job.value === null) return;
     error.value = null;
-    downloadResults(apiKey, id, format).catch((failure: Error) => {
+    downloadResults(apiKey, job.value, format).catch((failure: Error) => {
       error.value = failure.message;
     });
   };

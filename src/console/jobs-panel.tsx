@@ -98,7 +98,7 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
                     disabled={job.status !== 'complete'}
                     onClick={() => {
                       error.value = null;
-                      downloadResults(apiKey, job.id, 'csv').catch((failure: Error) => {
+                      downloadResults(apiKey, job, 'csv').catch((failure: Error) => {
                         error.value = failure.message;
                       });
                     }}

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Result } from './types.js';
-import { STATUS_LABEL, subStatusWords } from './words.js';
+import { reasonWords, STATUS_LABEL, subStatusWords } from './words.js';
 
 /** Properties of {@link ResultCard}. */
 export interface ResultCardProps {
@@ -16,6 +16,7 @@ export interface ResultCardProps {
 /** The card of one result. Every value is rendered as text. */
 export function ResultCard({ result, onVerify }: ResultCardProps) {
   const label = STATUS_LABEL[result.status];
+  const reason = result.reason === undefined ? null : reasonWords(result.reason, result.sub_status);
   const flags = (['disposable', 'role', 'free', 'accept_all'] as const).filter((flag) => result[flag]);
   return (
     <article class="card" aria-label={`Result for ${result.email}`} data-status={result.status}>
@@ -24,9 +25,17 @@ export function ResultCard({ result, onVerify }: ResultCardProps) {
         <span aria-hidden="true">{label.icon}</span> {label.word}
       </p>
       <p data-testid="sub-status">{subStatusWords(result.sub_status, result.status)}</p>
-      {result.reason === undefined ? null : (
-        <p class="reason" data-testid="reason">
-          {result.reason}
+      {reason === null ? null : (
+        <p class="reason" data-testid="reason" title={reason.code ?? undefined}>
+          <span data-testid="reason-words">{reason.words}</span>
+          {reason.code === null ? null : (
+            <>
+              {' '}
+              <code class="reason-code" data-testid="reason-code">
+                {reason.code}
+              </code>
+            </>
+          )}
         </p>
       )}
       <label class="score">

@@ -57,3 +57,39 @@ export function subStatusWords(subStatus: string | null, status?: Result['status
   if (subStatus === null) return 'The mail server accepted this address.';
   return SUB_STATUS[subStatus] ?? subStatus;
 }
+
+/** A result's `reason` for a person: the sentence, and the machine code it starts with (or `null`). */
+export interface ReasonWords {
+  readonly words: string;
+  readonly code: string | null;
+}
+
+/**
+ * Splits a syntax failure's `reason` (`no_at_sign: the address has no @`) into the sentence a person reads
+ * (`The address has no @.`) and its code (`no_at_sign`); any other reason is kept as it is, with no code.
+ */
+export function reasonWords(reason: string, subStatus: string | null): ReasonWords {
+  const coded = subStatus === 'failed_syntax_check' ? /^([a-z][a-z0-9_]*): (.+)$/s.exec(reason) : null;
+  if (coded === null) return { words: reason, code: null };
+  const text = coded[2]!;
+  const sentence = `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+  return { words: /[.!?)]$/.test(sentence) ? sentence : `${sentence}.`, code: coded[1]! };
+}
+
+/**
+ * What a failed sign-in tells a person: a key the server refused (401), a server out of reach (status 0) or
+ * busy (429), in words; another failure keeps the API's own message.
+ */
+export function signInFailureWords(failure: { readonly message: string; readonly status?: number }): string {
+  switch (failure.status) {
+    case 401:
+    case 403:
+      return 'This API key was not accepted. Check that you copied the whole key, then try again.';
+    case 0:
+      return 'The server cannot be reached. Check your connection, then try again.';
+    case 429:
+      return 'Too many attempts. Wait a moment, then try again.';
+    default:
+      return failure.message;
+  }
+}

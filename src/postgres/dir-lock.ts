@@ -139,13 +139,15 @@ function askHolder(address: string): Promise<{ refused: boolean; holder?: Direct
 
 /**
  * Takes the lock of the existing directory `dataDir` (whose device and inode are given), or throws
- * {@link StoreLockedError} naming the holder. Call it before anything reads or writes the directory.
+ * {@link StoreLockedError} naming the holder. Call it before anything reads or writes the directory. `platform`
+ * picks the kind of socket ({@link lockAddress}); tests pass another one to run the socket-file kind on Linux.
  */
 export async function lockDataDir(
   dataDir: string,
   identity: { readonly dev: number | bigint; readonly ino: number | bigint },
+  platform: NodeJS.Platform = process.platform,
 ): Promise<DirectoryLock> {
-  const address = lockAddress(identity.dev, identity.ino);
+  const address = lockAddress(identity.dev, identity.ino, platform);
   const holder: DirectoryHolder = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
   const socketFile = !address.startsWith('\0') && !address.startsWith('\\\\');
   for (let attempt = 0; ; attempt++) {

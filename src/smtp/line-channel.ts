@@ -181,6 +181,11 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
     pending() {
       return queue.length > 0 || splitter.pendingBytes > 0;
     },
+    settle() {
+      // The first turn may run before this loop iteration's poll for I/O is over; after the second, the socket has
+      // been polled again, and what the peer's kernel had sent before the call is in the queue.
+      return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+    },
     async startTls({ servername, timeoutMs }) {
       // Loaded before anything is checked or detached: lines that arrive meanwhile are still queued and seen below.
       const { connect: tlsConnect } = await import('node:tls');

@@ -26,6 +26,7 @@ import { pickRiders, planDispatch } from './pool/dispatch.js';
 import { expired, leaseError } from './pool/lease.js';
 import { connectionLife } from './pool/resource.js';
 import { createSlots } from './pool/slots.js';
+import { stepKeeper } from './pool/step.js';
 import type {
   Lease,
   PoolTarget,
@@ -117,12 +118,22 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       if (state.conns.size === 0 && state.waiters.length === 0) slots.forgetIfEmpty(key);
       else dispatch(key);
     },
+    onEnded: (conn, how) => step.ended(conn, how),
   });
   const backoffs = createBackoffBook({ ms: backoffMs, now, onEnd: (key) => dispatch(key) });
+  const step = stepKeeper({
+    now,
+    closed: () => closed,
+    backoffOf: (key) => backoffs.of(key),
+    requeue,
+    leaveIdle: (conn) => slots.leaveIdle(conn),
+    release: (conn) => life.release(conn),
+  });
   const life = connectionLife({
     limits: { maxRcpt, maxRejects, idleMs, depth },
     counters,
     slots,
+    step,
     open: options.open,
     now,
     closed: () => closed,
@@ -202,6 +213,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         sender: waiter.request.sender,
         smtpUtf8: waiter.request.smtpUtf8,
         expired: expired(waiter.lease, now()),
+        alone: waiter.solo,
       }),
     );
     for (const rider of riders) state.waiters.remove(rider);
@@ -209,13 +221,16 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     return riders;
   }
 
-  function requeue(conn: Connection, waiter: Waiter): void {
-    enqueue(conn.key, waiter.target, waiter.request, waiter.lease, true).then(waiter.resolve, waiter.fail);
+  function requeue(conn: Connection, waiter: Waiter, solo = false): void {
+    enqueue(conn.key, waiter.target, waiter.request, waiter.lease, true, solo).then(
+      waiter.resolve,
+      waiter.fail,
+    );
   }
 
   /**
    * Queues a request for a connection to `key` (at the front when it is queued again after losing its
-   * session) and settles with its outcome. The request ends with the lease: when its budget is spent or its
+   * session; `solo` when it is to go alone, see `Waiter.solo`) and settles with its outcome. The request ends with the lease: when its budget is spent or its
    * signal fires, whether it is still waiting (it leaves the queue) or already at work (its session carries on,
    * and what the request would have got is dropped).
    */
@@ -225,6 +240,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     request: RcptRequest,
     lease: Lease,
     retried: boolean,
+    solo = false,
   ): Promise<RcptOutcome> {
     return new Promise<RcptOutcome>((resolve, reject) => {
       const state: MxState = slots.stateOf(key);
@@ -239,6 +255,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         request,
         lease,
         retried,
+        solo,
         bypassed: 0,
         queued: false,
         slot: -1,

@@ -18,7 +18,9 @@ import type {
   PipelinedRcpt,
   PipelinedReplies,
   PipelineOptions,
+  SmtpReply,
   SmtpSession,
+  StepCheck,
 } from './types.js';
 
 export type { SessionOptions } from './session/options.js';
@@ -39,6 +41,8 @@ export type { SessionOptions } from './session/options.js';
 export async function openSmtpSession(channel: LineChannel, options: SessionOptions): Promise<SmtpSession> {
   const core = createSessionCore(channel, options);
   const capabilities = await hello(core);
+  /** `quit()` has begun: QUIT is (about to be) out and its reply awaited. */
+  let quitting = false;
 
   return {
     capabilities,
@@ -87,6 +91,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
       });
     },
     quit(quitOptions: CommandOptions = {}) {
+      quitting = true;
       return core.serial(async () => {
         if (!(core.usable || core.quitSent) || channel.closed) {
           core.close();
@@ -103,13 +108,53 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
             await channel.writeLine(line);
           }
           core.quitSent = false; // its reply is read once
-          await core.readReply('quit', limitAt, quitOptions);
+          const reply = await core.readReply('quit', limitAt, quitOptions);
+          if (channel.settle !== undefined) await channel.settle();
+          core.quitInStep = reply.code === 221 && channel.pending?.() !== true;
         } catch {
-          // QUIT is a courtesy: whatever happens, the session is over.
+          // QUIT is a courtesy: whatever happens, the session is over (and nothing proved it in step).
+          core.quitInStep ??= false;
         } finally {
           core.close();
         }
       });
     },
+    checkStep,
   };
+
+  /**
+   * Not queued behind commands: the pool calls it with none outstanding, or once QUIT is out (then, when nothing
+   * came yet, no extra line came within the wait that preceded the call).
+   */
+  async function checkStep(): Promise<StepCheck> {
+    if (core.outOfStep) {
+      core.close();
+      return 'out_of_step';
+    }
+    if (core.quitInStep !== undefined) return core.quitInStep ? 'in_step' : 'out_of_step';
+    if (core.quitSent || quitting) return 'in_step';
+    // Idle, or closed after a failure (a 421, a timeout): in step unless more came than was asked for.
+    if (channel.settle !== undefined) await channel.settle();
+    if (channel.pending?.() !== true) return 'in_step';
+    // A line no command asked for: one reply was shifted onto a later command, unless it repeats the last reply.
+    core.outOfStep = true;
+    const last = core.lastReply;
+    try {
+      const extra = await core.readReply('rcpt', core.limitOf({}, EXTRA_LINE_MS), {});
+      if (channel.settle !== undefined) await channel.settle();
+      const doubled = last !== undefined && sameReply(extra, last) && channel.pending?.() !== true;
+      return doubled ? 'last_reply_doubled' : 'out_of_step';
+    } catch {
+      return 'out_of_step'; // readReply closed the session
+    } finally {
+      core.close();
+    }
+  }
+}
+
+/** How long the rest of a line no command asked for may take to come, in milliseconds. */
+const EXTRA_LINE_MS = 100;
+
+function sameReply(one: SmtpReply, other: SmtpReply): boolean {
+  return one.code === other.code && one.lines.join('\n') === other.lines.join('\n');
 }

@@ -62,6 +62,13 @@ export interface LineChannel {
    * without it, that check is skipped.
    */
   pending?(): boolean;
+  /**
+   * Resolves once the data the peer sent before the call has been taken in, so that {@link LineChannel.pending}
+   * tells whether more came than was asked for (a node socket: after the event loop has polled for I/O again). The
+   * session waits for it before each command, so that a line the server sent after a reply is never read as the
+   * reply to the next command. Optional: without it, `pending()` is checked at once.
+   */
+  settle?(): Promise<void>;
 }
 
 /** STARTTLS policy of the SMTP probe (the `tls` option). */
@@ -164,7 +171,25 @@ export interface PipelinedReplies {
    * session is closed.
    */
   readonly rcpts: readonly Promise<SmtpReply>[];
+  /**
+   * Resolves once the group's replies are read: `true` when they are proven in step with its commands (every reply
+   * came, and no line followed the last one but the `221` to a `QUIT` that ended the group), `false` when a reply is
+   * missing or the server sent a line no command asked for (the session is then closed). Only the first reply of
+   * a pipelined group went out on a session known to be quiet; the later ones are its commands' own replies only if
+   * this resolves `true`. Without PIPELINING each command went out alone on a quiet session, and it resolves `true`.
+   * Optional: sessions without it are trusted.
+   */
+  readonly inStep?: Promise<boolean>;
 }
+
+/**
+ * Whether a session's replies were in step with its commands, as far as it can tell (see
+ * {@link SmtpSession.checkStep}): `in_step`, `out_of_step` (a line came that no command asked for, a reply was
+ * missing, a QUIT was not answered `221`, or the session failed before it could tell), or `last_reply_doubled` (the
+ * one extra line is a copy of the last reply: that reply's value is right whichever of the two was the answer, but
+ * earlier ones are not proven).
+ */
+export type StepCheck = 'in_step' | 'out_of_step' | 'last_reply_doubled';
 
 /**
  * An open SMTP session, past greeting and EHLO (and STARTTLS when asked for), ready for envelopes.
@@ -200,4 +225,12 @@ export interface SmtpSession {
   quit(options?: CommandOptions): Promise<void>;
   /** True while the session can take another command: false after `421`, a failure, `quit()` or a close. */
   readonly usable: boolean;
+  /**
+   * Tells whether every reply so far was the reply to its own command. A line that comes after the last reply
+   * with no command outstanding means one reply was shifted onto a later command (a server that sent one line too
+   * many, late); only the end of the stream can show it. Call it with no command outstanding: while the session is
+   * idle (it waits for what the server already sent), or after `quit()` (in step when QUIT got `221` and nothing
+   * followed). Out of step, the session is closed. Optional: sessions without it are trusted as they answer.
+   */
+  checkStep?(): Promise<StepCheck>;
 }

@@ -95,7 +95,7 @@ const GENERIC_SUFFIXES: ReadonlySet<string> = new Set(['com', 'net', 'org']);
 
 /**
  * Whether correcting a domain split as `from` to `target` only swaps one real suffix for another country's,
- * for a provider that runs domains in many countries (`hotmail.com.tr` is not `hotmail.com.br`). A provider
+ * for a regional name (`hotmail.com.tr` is not `hotmail.com.br`, `home.pl` is not `home.nl`). A provider
  * of one country has no other country's domain, so there the swap is a slip (`shaw.cz` -> `shaw.ca`).
  */
 function swapsRegion(index: Index, from: RegionalSplit | null, target: Target): boolean {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,6 +199,49 @@ describe('ResultWriter', () => {
     await writer.finish();
     expect(writes).toBeGreaterThan(1);
     expect(writes).toBeLessThan(20);
+  });
+});
+
+describe('fileSink', () => {
+  it('writes a temporary file beside the output and renames it over the output when closed', async () => {
+    const path = join(dir, 'sink.csv');
+    await writeFile(path, 'old content\n');
+    await chmod(path, 0o640);
+    const sink = await fileSink(path, false);
+    await sink.write('new ');
+    // Until the sink is closed, the output is what it was, and the rows are in one hidden file beside it.
+    expect(await readFile(path, 'utf8')).toBe('old content\n');
+    const beside = (await readdir(dir)).filter(
+      (name) => name.startsWith('.sink.csv.') && name.endsWith('.tmp'),
+    );
+    expect(beside).toHaveLength(1);
+    expect(await readFile(join(dir, beside[0]!), 'utf8')).toBe('new ');
+    await sink.write('content\n');
+    await sink.close();
+    expect(await readFile(path, 'utf8')).toBe('new content\n');
+    expect((await stat(path)).mode & 0o777).toBe(0o640);
+    expect((await readdir(dir)).filter((name) => name.startsWith('.sink.csv.'))).toEqual([]);
+  });
+
+  it('appends to a copy of the output, and creates a missing one', async () => {
+    const path = join(dir, 'sink-append.csv');
+    await writeFile(path, 'row 1\n');
+    const sink = await fileSink(path, true);
+    await sink.write('row 2\n');
+    await sink.close();
+    expect(await readFile(path, 'utf8')).toBe('row 1\nrow 2\n');
+    const fresh = join(dir, 'sink-fresh.csv');
+    const created = await fileSink(fresh, true);
+    await created.write('row 1\n');
+    await created.close();
+    expect(await readFile(fresh, 'utf8')).toBe('row 1\n');
+  });
+
+  it('fails with a CLI error naming the output when its directory is missing, leaving nothing behind', async () => {
+    const path = join(dir, 'no-such-dir', 'out.csv');
+    await expect(fileSink(path, false)).rejects.toThrow(
+      new CliError(EXIT.io, `cannot write ${path}: no such file or directory`),
+    );
   });
 });
 

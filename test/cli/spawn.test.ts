@@ -3,8 +3,8 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import type { VerificationResult } from '../../src/result.js';
 import { createVerifier } from '../../src/verifier.js';
@@ -23,6 +23,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await dir.remove();
 });
+
+/** The temporary file that `mailvet bulk -o <name>` writes in the test directory, or a path that is none. */
+async function temporaryOf(name: string): Promise<string> {
+  const found = (await readdir(dir.path)).find(
+    (entry) => entry.startsWith(`.${name}.`) && entry.endsWith('.tmp'),
+  );
+  return dir.file(found ?? `.${name}.none`);
+}
 
 describe('mailvet (spawned)', () => {
   it('verify prints a summary and exits 1 for an address that is not valid', async () => {
@@ -72,6 +80,33 @@ describe('mailvet (spawned)', () => {
       closeSync(fd);
     }
     expect(await readFile(input, 'utf8')).toBe('a@example.com\nb@example.com\n');
+  });
+
+  it('cat list.txt | bulk - -o list.txt reads the whole list, then writes the results over it', async () => {
+    const list = dir.file('piped-self.txt');
+    // Far more than cat reads and a pipe holds before mailvet opens its output (2.6 MB): written in place,
+    // the output would cut the list short and feed mailvet its own rows.
+    const emails = Array.from({ length: 100_000 }, (_, index) => `user${index}@example.com`);
+    await writeFile(list, `${emails.join('\n')}\n`);
+    const cat = spawn('cat', [list], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, 'bulk', '-', '-o', list, '--no-dns'], {
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: [cat.stdout, 'pipe', 'pipe'],
+    });
+    onTestFinished(() => {
+      child.kill();
+      cat.kill();
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(EXIT.ok);
+    const rows = parseCsv(await readFile(list, 'utf8'));
+    expect(rows).toHaveLength(emails.length + 1);
+    expect(rows.slice(1).map((row) => row[0])).toEqual(emails);
+    expect((await readdir(dir.path)).filter((name) => name.startsWith('.piped-self.txt.'))).toEqual([]);
   });
 
   it('prints nothing on standard error but its own lines when many addresses share one signal and one MX', async () => {
@@ -157,9 +192,15 @@ describe('mailvet (spawned)', () => {
     const args = ['bulk', '-', '-o', out, '--no-dns'];
     const first = start(args);
     first.child.stdin.write(`${lines.slice(0, 2000).join('\n')}\n`); // stdin stays open: the run waits for more
-    await waitFor(async () => ((await stat(out).catch(() => undefined))?.size ?? 0) > 1000, {
-      what: 'the first rows in the output file',
-    });
+    // The rows go to a temporary file beside the output, renamed over it when the run ends.
+    await waitFor(
+      async () =>
+        ((await stat(await temporaryOf('interrupted.csv')).catch(() => undefined))?.size ?? 0) > 1000,
+      {
+        what: 'the first rows in the temporary output file',
+      },
+    );
+    expect(await stat(out).catch(() => undefined)).toBeUndefined();
     first.child.kill('SIGINT');
     const interrupted = await first.exited;
     expect(interrupted.code).toBe(EXIT.interrupted);

@@ -6,6 +6,8 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AxeResults } from 'axe-core';
 import { parse } from 'csv-parse/sync';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -23,6 +25,8 @@ if (!available)
   console.log(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 
 const KEY = 'console-test-key';
+/** Where the tests leave screenshots of the states they check, for a person to look at (never committed). */
+const SHOTS = process.env.MAILVET_CONSOLE_SHOTS ?? tmpdir();
 const zone: Zone = {
   'good.test': { mx: [{ priority: 10, exchange: 'mx.good.test' }] },
   'mx.good.test': { a: ['127.0.0.2'] },
@@ -156,6 +160,43 @@ describe.skipIf(!available)('the console in Chromium', () => {
     await page.context().close();
   }, 60_000);
 
+  it('speaks words, not codes: a refused key and a syntax failure read as sentences, and the layout holds still', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(server.url);
+    const card = page.locator('form.sign-in');
+    await card.waitFor();
+    const before = await card.boundingBox();
+    await page.getByLabel('API key').fill('wrong-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await expect
+      .poll(() => alert.textContent())
+      .toBe('This API key was not accepted. Check that you copied the whole key, then try again.');
+    // The card keeps its width when the message appears (it grew from 264 to 424 px).
+    const after = await card.boundingBox();
+    expect(after?.width).toBe(before?.width);
+    expect(after?.x).toBe(before?.x);
+    await page.screenshot({ path: join(SHOTS, 'sign-in-refused.png') });
+    await page.getByLabel('API key').fill(KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // A syntax failure: the sentence first, its code beside it in small type (and as the title).
+    const bad = await verify(page, 'alice.good.test');
+    expect(await bad.getByTestId('reason-words').textContent()).toBe('The address has no @.');
+    expect(await bad.getByTestId('reason-code').textContent()).toBe('no_at_sign');
+    expect(await bad.getByTestId('reason').getAttribute('title')).toBe('no_at_sign');
+    await bad.screenshot({ path: join(SHOTS, 'syntax-reason.png') });
+    // The disabled Start button does not sit flush on the drop zone.
+    const drop = await page.locator('label.drop').boundingBox();
+    const start = await page.getByRole('button', { name: 'Start verification' }).boundingBox();
+    expect(drop).not.toBeNull();
+    expect(start).not.toBeNull();
+    if (drop !== null && start !== null) expect(start.y - (drop.y + drop.height)).toBeGreaterThan(0);
+    await page.locator('#bulk').screenshot({ path: join(SHOTS, 'bulk-start.png') });
+    expect(await seriousViolations(page)).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   it("uploads a 2,000-row CSV, follows it to 100 %, and in a fresh page opens it from the Jobs list, downloads the CSV with the file's columns, and deletes the job", async () => {
     const { page, dialogs } = await signedIn();
     const streams: { url: string; authorized: boolean }[] = [];
@@ -214,6 +255,8 @@ describe.skipIf(!available)('the console in Chromium', () => {
       later.waitForEvent('download'),
       later.getByRole('button', { name: 'Download CSV' }).first().click(),
     ]);
+    // Named after the uploaded file, not the job's id.
+    expect(download.suggestedFilename()).toBe('signups-verified.csv');
     const downloaded = parse(await readFile((await download.path()) as string, 'utf8')) as string[][];
     const api = parse(
       await (

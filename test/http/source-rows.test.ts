@@ -1,14 +1,23 @@
 import { parse } from 'csv-parse/sync';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { memoryJobStore } from '../../src/bulk/memory-store.js';
 import type { Job, JobStore } from '../../src/bulk/types.js';
 import { createHandler, type Handler } from '../../src/http/handler.js';
 import { CSV_COLUMNS } from '../../src/io/result-csv.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
-import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
 import { waitFor } from '../support/wait-for.js';
 import { auth, fakeVerifier, KEY_A } from './support.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
 /** A file with hostile cells: markup, quotes, commas, CR/LF in a quoted cell, unicode, a formula, numbers. */
 const HEADER = ['id', 'Name', 'Email', 'note', '', 'status', 'note'];

@@ -3,6 +3,7 @@
  * `mailvet serve --data` included) is refused naming the holder, before PGlite touches a file; the kernel frees
  * the lock when the holder dies, so a `kill -9` does not stop the next start.
  */
+import { spawn } from 'node:child_process';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
@@ -101,6 +102,38 @@ describe('the lock of a data directory', () => {
     } finally {
       silent.close();
     }
+  });
+
+  it('as a socket file (macOS, BSD): refused while held, and taken over from a holder killed with -9', async () => {
+    const dataDir = dir.file('socket-file');
+    await mkdir(dataDir, { mode: 0o700 });
+    const found = await stat(dataDir);
+    const address = lockAddress(found.dev, found.ino, 'darwin');
+    expect(address).toMatch(/mailvet-store-[0-9a-f]{32}\.sock$/);
+    const first = await lockDataDir(dataDir, found, 'darwin');
+    await expect(lockDataDir(dataDir, found, 'darwin')).rejects.toMatchObject({
+      code: 'store_locked',
+      holder: { pid: process.pid },
+    });
+    await first.release();
+    // A holder that dies without cleaning up leaves its socket file: the next opener finds it refused and removes it.
+    const holder = spawn(process.execPath, [
+      '-e',
+      `require('node:net').createServer().listen(${JSON.stringify(address)}, () => console.log('up'))`,
+    ]);
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    await expect(lockDataDir(dataDir, found, 'darwin')).rejects.toMatchObject({ holder: undefined });
+    holder.kill('SIGKILL');
+    await new Promise((resolve) => holder.once('exit', resolve));
+    expect((await stat(address)).isSocket()).toBe(true); // left behind
+    const next = await lockDataDir(dataDir, found, 'darwin');
+    await next.release();
+  }, 20_000);
+
+  it('names the lock after the platform', () => {
+    expect(lockAddress(1, 2, 'linux')).toMatch(/^\0mailvet-store-[0-9a-f]{32}$/);
+    expect(lockAddress(1, 2, 'win32')).toMatch(/^\\\\\.\\pipe\\mailvet-store-[0-9a-f]{32}$/);
+    expect(lockAddress(1, 2, 'linux')).not.toBe(lockAddress(1, 3, 'linux'));
   });
 
   it('reads only a well-formed holder answer', () => {

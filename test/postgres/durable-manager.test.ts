@@ -1,12 +1,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { BulkJobManagerOptions, DurableJobStore, JobRecord, JobStore } from '../../src/bulk/types.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import type { VerificationResult } from '../../src/result.js';
 import { FakeClock, instantVerifier, manualVerifier, resultFor, settle, until } from '../bulk/support.js';
-import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
 import { deferred } from '../support/deferred.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
 type Kind = 'pglite' | 'postgres';
 

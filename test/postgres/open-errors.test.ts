@@ -6,9 +6,18 @@ import { createHandler } from '../../src/http/handler.js';
 import { pgliteStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
 import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
-import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
 import { run } from '../support/mailvet-bin.js';
 import { startRefusingPostgres } from '../support/postgres-refusing.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/

@@ -1,8 +1,17 @@
 import pg from 'pg';
-import { describe } from 'vitest';
+import { beforeAll, describe } from 'vitest';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import { jobStoreContract } from '../../src/testing/job-store-contract.js';
-import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
 jobStoreContract('pgliteStore', async () => {
   const db = await sharedPglite();

@@ -3,14 +3,23 @@
  * 400 / `invalid_request` naming the address, row or line, before anything is stored; the job it was added to
  * goes on. And a durable store's failed write of one add fails that add only, not a job that was fine.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import { memoryJobStore } from '../../src/bulk/memory-store.js';
 import type { DurableJobStore, JobStore } from '../../src/bulk/types.js';
 import { createHandler } from '../../src/http/handler.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
 import { instantVerifier, until } from '../bulk/support.js';
-import { dropPostgresSchema, POSTGRES_URL, sharedPglite, testSchema } from '../support/databases.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
 type Kind = 'memory' | 'pglite' | 'postgres';
 const KEY = 'k';

@@ -18,13 +18,20 @@ afterEach(async () => {
 
 const EHLO = '250-mx.test.local\r\n250 8BITMIME\r\n';
 
-/** Answers commands one by one; `rcpt` gives the bytes for each RCPT TO line. */
-async function converse(peer: RawPeer, rcpt: (line: string) => string): Promise<void> {
+/**
+ * Answers commands one by one; `rcpt` gives the bytes for each RCPT TO line (several strings: one write each, the
+ * next once the previous is written), `ehlo` the reply to EHLO.
+ */
+async function converse(
+  peer: RawPeer,
+  rcpt: (line: string) => string | readonly string[],
+  ehlo = EHLO,
+): Promise<void> {
   for (let line = await peer.readLine(); line !== null; line = await peer.readLine()) {
     const verb = line.split(/[ :]/, 1)[0]!.toUpperCase();
-    if (verb === 'EHLO') await peer.write(EHLO);
+    if (verb === 'EHLO') await peer.write(ehlo);
     else if (verb === 'MAIL' || verb === 'RSET') await peer.write('250 2.0.0 ok\r\n');
-    else if (verb === 'RCPT') await peer.write(rcpt(line));
+    else if (verb === 'RCPT') for (const bytes of [rcpt(line)].flat()) await peer.write(bytes);
     else if (verb === 'QUIT') {
       await peer.write('221 2.0.0 bye\r\n');
       return;
@@ -84,6 +91,38 @@ describe('SMTP reply desync', () => {
     const result = await verifier.verify('someone@desync.test');
     expect(result.status).toBe('unknown');
     expect(result.sub_status).toBe('smtp_protocol_error');
+  });
+});
+
+describe('SMTP reply desync with verifications in flight (issue 28)', () => {
+  const addresses = ['good1', 'bad1', 'good2', 'bad2', 'good3'];
+  const truth = (local: string) => (local.startsWith('bad') ? 'invalid' : 'valid');
+
+  it.each([
+    ['one command at a time', EHLO],
+    ['pipelined groups', '250-mx.test.local\r\n250 PIPELINING\r\n'],
+  ])('%s: a line sent late, in a write of its own, never decides the next address', async (_, ehlo) => {
+    server = await startRawServer({
+      host: '127.0.0.5',
+      script: async (peer) => {
+        await peer.write('220 mx.test.local ESMTP\r\n');
+        let rcpts = 0;
+        await converse(
+          peer,
+          (line) => {
+            const reply = line.includes('<bad') ? '550 5.1.1 no such user\r\n' : '250 2.1.5 ok\r\n';
+            rcpts += 1;
+            return rcpts === 1 ? [reply, '250 2.1.5 ok\r\n'] : reply; // one line too many after the first reply
+          },
+          ehlo,
+        );
+      },
+    });
+    verifier = verifierFor(server.port);
+    const results = await Promise.all(addresses.map((local) => verifier!.verify(`${local}@desync.test`)));
+    for (const [index, local] of addresses.entries()) {
+      expect([truth(local), 'unknown'], local).toContain(results[index]!.status);
+    }
   });
 });
 

@@ -16,6 +16,7 @@ interface W extends Candidate {
   readonly sender?: string;
   readonly smtpUtf8?: boolean;
   readonly expired?: boolean;
+  readonly alone?: boolean;
 }
 
 const w = (name: string, extra: Partial<W> = {}): W => ({
@@ -150,6 +151,7 @@ describe('pickRiders', () => {
     sender: waiter.sender ?? 's@x.test',
     smtpUtf8: waiter.smtpUtf8 === true,
     expired: waiter.expired === true,
+    alone: waiter.alone === true,
   });
   it.each([
     {
@@ -175,6 +177,12 @@ describe('pickRiders', () => {
       queue: [w('d', { dedicated: true }), w('q', { profile: 'q' }), w('e', { expired: true }), w('a')],
       riders: ['a'],
       passed: ['d+1', 'q+1', 'e+1'],
+    },
+    {
+      case: 'skips a request bound to go alone (asked again after its session fell out of step)',
+      queue: [w('solo', { alone: true }), w('a')],
+      riders: ['a'],
+      passed: ['solo+1'],
     },
     {
       case: 'stops at a waiter already passed bypassLimit times',

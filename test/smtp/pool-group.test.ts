@@ -7,6 +7,7 @@ import { SmtpError } from '../../src/errors.js';
 import { fitsEnvelope } from '../../src/smtp/pool/envelope.js';
 import { type GroupReplies, mayRetryLost, readGroup } from '../../src/smtp/pool/group.js';
 import type { Settled } from '../../src/smtp/pool/replies.js';
+import { afterCheck, proofDelay, QUIET_MIN_MS, quietMs } from '../../src/smtp/pool/step.js';
 import type { SmtpReply } from '../../src/smtp/types.js';
 import { reply } from '../support/fake-smtp.js';
 
@@ -33,6 +34,7 @@ function fates(replies: GroupReplies): string[] {
       return `resolve:${outcome.stage}:${outcome.reply.code}:${outcome.reused ? 'reused' : 'fresh'}`;
     }
     if (fate.kind === 'again') return `again:${fate.reply.code}`;
+    if (fate.kind === 'void') return 'void';
     return fate.kind;
   });
 }
@@ -196,4 +198,60 @@ describe('fitsEnvelope', () => {
   ])('$case: $expected', ({ envelope, request, expected }) => {
     expect(fitsEnvelope(envelope, request)).toBe(expected);
   });
+});
+
+describe('readGroup on a session out of step', () => {
+  it.each([
+    {
+      case: 'with MAIL FROM first, no RCPT TO reply stands',
+      replies: group({ mail: ok(250), rcpts: [ok(250), ok(550, '5.1.1 no')], inStep: false }),
+      expected: ['void', 'void'],
+    },
+    {
+      case: 'in an open envelope, the first RCPT TO reply stands, the later ones do not',
+      replies: group({ rcpts: [ok(550, '5.1.1 no'), ok(250), lost(dropped)], inStep: false, reused: true }),
+      expected: ['resolve:rcpt:550:reused', 'void', 'lost'],
+    },
+    {
+      case: 'a refused MAIL FROM, the first line, still answers everyone',
+      replies: group({ mail: ok(550, '5.7.1 no'), rcpts: [ok(503)], inStep: false }),
+      expected: ['resolve:mail:550:fresh'],
+    },
+  ])('$case', ({ replies, expected }) => {
+    expect(fates(replies)).toEqual(expected);
+  });
+
+  it('does not count a void reply against the session', () => {
+    const reading = readGroup(group({ mail: ok(250), rcpts: [ok(550, '5.1.1 no')], inStep: false }));
+    expect(reading.counted).toEqual([]);
+  });
+});
+
+describe('afterCheck', () => {
+  it.each([
+    { held: 3, check: 'in_step', confirmed: [0, 1, 2], voided: [] },
+    { held: 3, check: 'out_of_step', confirmed: [], voided: [0, 1, 2] },
+    { held: 3, check: 'last_reply_doubled', confirmed: [2], voided: [0, 1] },
+    { held: 1, check: 'last_reply_doubled', confirmed: [0], voided: [] },
+    { held: 0, check: 'last_reply_doubled', confirmed: [], voided: [] },
+  ] as const)('$held held, $check', ({ held, check, confirmed, voided }) => {
+    expect(afterCheck(held, check)).toEqual({ confirmed, voided });
+  });
+
+  it('waits at least QUIET_MIN_MS, and twice the slowest reply beyond it', () => {
+    expect(quietMs(0)).toBe(QUIET_MIN_MS);
+    expect(quietMs(QUIET_MIN_MS)).toBe(2 * QUIET_MIN_MS);
+  });
+
+  it.each([
+    { slowestMs: 5, msLeft: 10_000, expected: QUIET_MIN_MS },
+    { slowestMs: 4_000, msLeft: 10_000, expected: 8_000 },
+    { slowestMs: 4_000, msLeft: 3_000, expected: 2_980 },
+    { slowestMs: 5, msLeft: 10, expected: 0 },
+  ])(
+    'checks within the earliest budget: slowest $slowestMs ms, $msLeft ms left',
+    ({ slowestMs, msLeft, expected }) => {
+      expect(proofDelay(slowestMs, msLeft)).toBe(expected);
+    },
+  );
 });

@@ -31,6 +31,17 @@ export async function dropPostgresSchema(schema: string): Promise<void> {
 
 let shared: Promise<PGlite> | undefined;
 
+/**
+ * How long opening the shared PGlite may take: its WASM start and initdb take ~5 s on two idle cores, several times
+ * that beside a CPU hog, more than one test's 20 s.
+ */
+export const PGLITE_OPEN_MS = 120_000;
+
+/** Opens the shared PGlite: `beforeAll(openSharedPglite, PGLITE_OPEN_MS)`, so no test pays for it in its own time. */
+export async function openSharedPglite(): Promise<void> {
+  await sharedPglite();
+}
+
 /** One in-memory PGlite for the whole test file (its initdb takes seconds); each test uses its own schema. */
 export function sharedPglite(): Promise<PGlite> {
   shared ??= PGlite.create();

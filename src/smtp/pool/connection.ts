@@ -38,6 +38,15 @@ export interface Connection {
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Being quit or dropped: it serves nobody any more. */
   closing: boolean;
+  /**
+   * Outcomes read on this session and not yet proven to be their commands' own replies, in order: they are
+   * settled when the session proves it kept in step (see `SmtpSession.checkStep`), asked again when it did not.
+   */
+  held: { readonly waiter: Waiter; readonly outcome: RcptOutcome }[];
+  /** Runs the check that proves the held outcomes once the session has been idle long enough. */
+  proofTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Longest wait for the replies of one command or group on this session, in milliseconds. */
+  slowestMs: number;
 }
 
 /** A request waiting for a connection. */
@@ -49,6 +58,11 @@ export interface Waiter extends Queued {
   readonly lease: Lease;
   /** This request already lost a session and was queued again; it is not retried a second time. */
   readonly retried: boolean;
+  /**
+   * Its reply came on a session that fell out of step: it is asked again alone, one command at a time (each after
+   * the session is found quiet), never in a pipelined group.
+   */
+  readonly solo: boolean;
   /** How many later waiters were served while this one waited for a fresh connection. */
   bypassed: number;
   /** Hands the waiter a connection to serve it (and maybe others) on. */

@@ -117,6 +117,8 @@ export interface RiderFacts {
   readonly smtpUtf8: boolean;
   /** Its budget is spent or it was aborted. */
   readonly expired: boolean;
+  /** It must go alone (asked again after its session fell out of step). */
+  readonly alone: boolean;
 }
 
 /** The group a leader opens on its session. */
@@ -134,7 +136,7 @@ export interface Boarding {
 
 /**
  * Picks the waiters that can share a leader's envelope (same settings and sender, an SMTPUTF8 envelope for those
- * who need one, budget left), in queue order, up to `room`; waiters passed over count as bypassed, and one passed
+ * who need one, budget left, not bound to go alone), in queue order, up to `room`; waiters passed over count as bypassed, and one passed
  * over `bypassLimit` times already stops the boarding. `facts` tells what each waiter asks.
  * @example
  * pickRiders(queue, { profile: 'p', sender: 's@x', utf8: false, room: 9, bypassLimit: 40 }, (w) => w.facts);
@@ -151,7 +153,8 @@ export function pickRiders<W extends Candidate>(
     let fits = !waiter.dedicated && waiter.profile === boarding.profile;
     if (fits) {
       const asks = facts(waiter);
-      fits = asks.sender === boarding.sender && (!asks.smtpUtf8 || boarding.utf8) && !asks.expired;
+      fits =
+        asks.sender === boarding.sender && (!asks.smtpUtf8 || boarding.utf8) && !asks.expired && !asks.alone;
     }
     if (!fits) {
       if (waiter.bypassed >= boarding.bypassLimit) break;

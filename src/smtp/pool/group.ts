@@ -21,6 +21,12 @@ export interface GroupReplies {
   readonly retry452: boolean;
   /** The session was reused from an earlier request. */
   readonly reused: boolean;
+  /**
+   * The session proved the replies in step with the commands (`PipelinedReplies.inStep`). When it did not, only
+   * the group's first reply (to `MAIL FROM` when the group opened the envelope, else to the first `RCPT TO`) came
+   * on a session known to be quiet; every later one may belong to another command. @default true
+   */
+  readonly inStep?: boolean;
 }
 
 /** What becomes of one member. */
@@ -32,7 +38,12 @@ export type MemberFate =
   /** Its reply never came: it fails with `error`, or is queued again (see {@link mayRetryLost}). */
   | { readonly kind: 'lost'; readonly error: unknown }
   /** `452 4.5.3` too many recipients: asked again in a new envelope (once). */
-  | { readonly kind: 'again'; readonly reply: SmtpReply };
+  | { readonly kind: 'again'; readonly reply: SmtpReply }
+  /**
+   * Its reply came on a session that fell out of step (a line no command asked for, a missing reply, a QUIT not
+   * answered `221`): it may be another command's, so it decides nothing; asked again on a fresh session, alone.
+   */
+  | { readonly kind: 'void'; readonly reply: SmtpReply };
 
 /** The reading of a group's replies. */
 export interface GroupReading {
@@ -50,13 +61,16 @@ export interface GroupReading {
  * Reads a group's replies. A refused `MAIL FROM` answers every member (stage `mail`), and the server counts it and
  * each `RCPT TO` it then refused for want of an envelope (503) among the session's errors. Otherwise each member
  * gets its own reply; a reply that did not come makes the member `lost` (or `fail` when the error is about the
- * request, such as an unsafe recipient that was never sent).
+ * request, such as an unsafe recipient that was never sent). When the session fell out of step, a reply that was
+ * not the first line after the group went out makes the member `void`: a definitive verdict comes only from the
+ * reply to that address's own command.
  * @example
  * readGroup({ mail: null, rcpts: [{ ok: true, value: reply250 }], before: 0, retry452: true, reused: false });
  * // { fates: [{ kind: 'resolve', outcome: { kind: 'reply', stage: 'rcpt', reply: reply250, reused: false } }], ... }
  */
 export function readGroup(group: GroupReplies): GroupReading {
   const { mail, rcpts, before, retry452, reused } = group;
+  const inStep = group.inStep !== false;
   const counted: SmtpReply[] = [];
   if (mail?.ok === true && !positive(mail.value)) {
     counted.push(mail.value);
@@ -76,6 +90,8 @@ export function readGroup(group: GroupReplies): GroupReading {
         ? { kind: 'fail', error: result.error }
         : { kind: 'lost', error: result.error };
     answered = true;
+    // Out of step, only the first line after the group went out is its command's own reply.
+    if (!inStep && (mail !== null || index > 0)) return { kind: 'void', reply: result.value };
     counted.push(result.value);
     if (retry452 && tooManyRecipients(result.value) && before + index > 0) {
       return { kind: 'again', reply: result.value };

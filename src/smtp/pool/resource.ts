@@ -16,6 +16,7 @@ import { mayRetryLost, readGroup } from './group.js';
 import { expired, leaseError, within } from './lease.js';
 import { aboutRequest, backoffReply, settled, smtpReplyOf, tooManyRecipients } from './replies.js';
 import type { Slots } from './slots.js';
+import type { StepKeeper } from './step.js';
 import type { Lease, PoolStats, RcptOutcome, RcptRequest, SessionFactory } from './types.js';
 
 /** The pool's limits that shape one connection's life. */
@@ -32,6 +33,8 @@ export interface ResourceContext {
   readonly limits: ResourceLimits;
   readonly counters: { -readonly [K in keyof PoolStats]: PoolStats[K] };
   readonly slots: Slots;
+  /** Holds outcomes until their session proves it kept in step. */
+  readonly step: StepKeeper;
   readonly open: SessionFactory;
   readonly now: () => number;
   /** The pool is closed. */
@@ -44,8 +47,11 @@ export interface ResourceContext {
   dispatch(key: string): void;
   /** Takes the waiters that can ride along in `leader`'s group on `conn` out of the queue. */
   board(conn: Connection, leader: Waiter, utf8: boolean): Waiter[];
-  /** Queues a request that lost its session again, at the front, for its one retry on another session. */
-  requeue(conn: Connection, waiter: Waiter): void;
+  /**
+   * Queues a request that lost its session again, at the front, for its one retry on another session; `solo` to
+   * send it alone, one command at a time.
+   */
+  requeue(conn: Connection, waiter: Waiter, solo?: boolean): void;
 }
 
 /** One connection's life: {@link ConnectionLife.run} serves a waiter granted `conn`. */
@@ -65,7 +71,7 @@ interface GroupShape {
 
 /** Creates the connection life over `context`. */
 export function connectionLife(context: ResourceContext): ConnectionLife {
-  const { limits, counters, slots, now } = context;
+  const { limits, counters, slots, step, now } = context;
   const envelope = envelopeCommands({
     counters,
     within: (promise, lease) => within(promise, lease, now),
@@ -90,6 +96,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
       return;
     }
     slots.park(conn);
+    step.idle(conn);
     context.dispatch(conn.key);
   }
 
@@ -152,7 +159,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
     }
     const open = conn.envelope;
     const compatible = fitsEnvelope(open, request);
-    if (pipelines(session)) {
+    if (pipelines(session) && !waiter.solo) {
       if (!compatible) await envelope.reset(conn, session, lease);
       const utf8 = compatible ? open.smtpUtf8 : request.smtpUtf8;
       const members = [waiter, ...context.board(conn, waiter, utf8)];
@@ -168,7 +175,9 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
       const refused = await envelope.open(conn, session, request, lease);
       if (refused !== null) return { kind: 'reply', stage: 'mail', reply: refused, reused };
     }
+    const started = now();
     let reply = await envelope.recipient(conn, session, request, lease);
+    conn.slowestMs = Math.max(conn.slowestMs, now() - started);
     if (tooManyRecipients(reply) && conn.envelope!.rcpts > 1) {
       const refused = await envelope.open(conn, session, request, lease);
       if (refused !== null) return { kind: 'reply', stage: 'mail', reply: refused, reused };
@@ -216,6 +225,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
     // A session this group leaves spent ends the group with QUIT: a write and a round trip fewer, and the server's
     // process is free sooner.
     const quit = spent(conn);
+    const started = now();
     const replies = session.rcptToMany!(recipients, {
       quit,
       ...(group.open
@@ -224,25 +234,30 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
     });
     const mail = replies.mail === null ? null : await settled(replies.mail);
     const rcpts = await Promise.all(replies.rcpts.map(settled));
+    const inStep = replies.inStep === undefined || (await replies.inStep);
+    conn.slowestMs = Math.max(conn.slowestMs, now() - started);
 
-    const reading = readGroup({ mail, rcpts, before, retry452: group.retry452, reused });
+    const reading = readGroup({ mail, rcpts, before, retry452: group.retry452, reused, inStep });
     if (reading.envelopeRefused) conn.envelope = null;
     for (const reply of reading.counted) noteReply(conn, reply);
     const lost: { waiter: Waiter; error: unknown }[] = [];
     const again: { waiter: Waiter; reply: SmtpReply }[] = [];
+    const voided: Waiter[] = [];
     for (const [index, fate] of reading.fates.entries()) {
       const member = members[index]!;
-      if (fate.kind === 'resolve') member.resolve(fate.outcome);
+      if (fate.kind === 'resolve') step.deliver(conn, member, fate.outcome);
       else if (fate.kind === 'fail') member.fail(fate.error);
       else if (fate.kind === 'lost') lost.push({ waiter: member, error: fate.error });
+      else if (fate.kind === 'void') voided.push(member);
       else again.push({ waiter: member, reply: fate.reply });
     }
     retryOrFail(conn, lost, reused, reading.answered);
+    step.askAlone(conn, voided);
 
     if (again.length > 0 && quit && !context.closed()) {
       // The session is quitting: they go again first in line, to a session where each opens the envelope.
       for (const { waiter, reply } of again) {
-        if (waiter.retried) waiter.resolve({ kind: 'reply', stage: 'rcpt', reply, reused: true });
+        if (waiter.retried) step.deliver(conn, waiter, { kind: 'reply', stage: 'rcpt', reply, reused: true });
         else context.requeue(conn, waiter);
       }
       slots.retire(conn);
@@ -262,7 +277,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
       return;
     }
     for (const { waiter, reply } of again) {
-      waiter.resolve({ kind: 'reply', stage: 'rcpt', reply, reused: true });
+      step.deliver(conn, waiter, { kind: 'reply', stage: 'rcpt', reply, reused: true });
     }
     if (session.usable) release(conn);
     else if (quit)
@@ -312,8 +327,8 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
         if (context.closed()) throw new SmtpError('aborted', 'the verifier was disposed');
         const outcome = await serve(conn, waiter);
         if (outcome === null) return;
+        step.deliver(conn, waiter, outcome);
         release(conn);
-        waiter.resolve(outcome);
         return;
       } catch (error) {
         if (aboutRequest(error) && conn.session?.usable === true) {

@@ -30,6 +30,11 @@ export interface SlotsOptions {
   readonly counters: { opened: number; peakPerMx: number };
   /** A connection of `key` left its slot (after the books are updated). */
   readonly onFreed: (key: string) => void;
+  /**
+   * The pool is done with a connection's session: `quitting` as QUIT goes out, `quit` once its reply came or its
+   * grace ran out, `drop` when it was dropped or replaced.
+   */
+  readonly onEnded: (conn: Connection, how: 'quitting' | 'quit' | 'drop') => void;
 }
 
 /** The connections of the pool. */
@@ -66,7 +71,7 @@ export interface Slots {
 
 /** Creates the slots of a pool. */
 export function createSlots(options: SlotsOptions): Slots {
-  const { concurrency, idleMs, now, counters, onFreed } = options;
+  const { concurrency, idleMs, now, counters, onFreed, onEnded } = options;
   const states = new Map<string, MxState>();
   /** Every idle connection, least recently used first (a Set keeps insertion order). */
   const idleAll = new Set<Connection>();
@@ -86,6 +91,8 @@ export function createSlots(options: SlotsOptions): Slots {
   function leaveIdle(conn: Connection): void {
     if (conn.idleTimer !== undefined) clearTimeout(conn.idleTimer);
     conn.idleTimer = undefined;
+    if (conn.proofTimer !== undefined) clearTimeout(conn.proofTimer);
+    conn.proofTimer = undefined;
     idleAll.delete(conn);
     const idle = states.get(conn.key)?.idle;
     const index = idle?.indexOf(conn) ?? -1;
@@ -115,15 +122,25 @@ export function createSlots(options: SlotsOptions): Slots {
     // it, never from inside a dispatch under way. The wait for the 221 and the socket's close go on in the
     // background, bounded by QUIT_GRACE_MS, and closeAll() still waits for them.
     const sent = session === null ? Promise.resolve() : session.quit({ deadline: now() + QUIT_GRACE_MS });
+    onEnded(conn, 'quitting');
     queueMicrotask(() => forget(conn));
     const done = Promise.race([sent, grace])
       .catch(() => undefined)
       .then(() => {
         clearTimeout(timer);
+        onEnded(conn, 'quit');
         conn.controller.abort(DROPPED);
         quitting.delete(done);
       });
     quitting.add(done);
+  }
+
+  /** Closes a connection at once (no QUIT), its slot not yet given back. */
+  function abandon(conn: Connection): void {
+    leaveIdle(conn);
+    conn.closing = true;
+    conn.controller.abort(DROPPED);
+    onEnded(conn, 'drop');
   }
 
   function open(key: string, target: PoolTarget, profile: string, dedicated: boolean): Connection {
@@ -145,6 +162,9 @@ export function createSlots(options: SlotsOptions): Slots {
       sink: undefined,
       idleTimer: undefined,
       closing: false,
+      held: [],
+      proofTimer: undefined,
+      slowestMs: 0,
     };
     state.conns.add(conn);
     openCount += 1;
@@ -171,16 +191,12 @@ export function createSlots(options: SlotsOptions): Slots {
     },
     leaveIdle,
     drop(conn) {
-      leaveIdle(conn);
-      conn.closing = true;
-      conn.controller.abort(DROPPED);
+      abandon(conn);
       forget(conn);
     },
     retire,
     replace(conn) {
-      leaveIdle(conn);
-      conn.closing = true;
-      conn.controller.abort(DROPPED);
+      abandon(conn);
       stateOf(conn.key).conns.delete(conn);
       openCount -= 1;
       return open(conn.key, conn.target, conn.profile, conn.dedicated);

@@ -3,8 +3,7 @@
  * @module
  */
 
-import type { TlsPolicy } from '../../options.js';
-import type { SmtpReply, SmtpSession, TranscriptHook } from '../types.js';
+import type { SmtpReply, SmtpSession, TlsPolicy, TranscriptHook } from '../types.js';
 
 /** A mail host address to reach. */
 export interface PoolTarget {

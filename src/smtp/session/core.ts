@@ -9,7 +9,7 @@ import { watchAbort } from '../../abort-watch.js';
 import { isSmtpError, SmtpError, type SmtpFailure } from '../../errors.js';
 import { createReplyParser, printable } from '../reply.js';
 import type { CommandOptions, LineChannel, SmtpReply, SmtpStage, TranscriptHook } from '../types.js';
-import { DEFAULT_TIMEOUT_MS, type SessionOptions } from './options.js';
+import { DEFAULT_QUIT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, type SessionOptions } from './options.js';
 
 /** What the stages of a session share. */
 export interface SessionCore {
@@ -24,6 +24,12 @@ export interface SessionCore {
   envelopeUtf8: boolean;
   /** The command the next failure is about. */
   lastCommand: string | undefined;
+  /** The last reply read (to any command but QUIT). */
+  lastReply: SmtpReply | undefined;
+  /** A line came that no command asked for, or a reply was missing: later replies cannot be trusted. */
+  outOfStep: boolean;
+  /** Once QUIT's reply was waited for: whether it was `221` with nothing after it. */
+  quitInStep: boolean | undefined;
   /** Marks the session unusable and closes the channel. */
   close(): void;
   /** Closes the session and builds the error of a failure at `stage`. */
@@ -45,6 +51,18 @@ export interface SessionCore {
    * reply of the session onto the next command (a 550 answering the next address).
    */
   refuseUnasked(stage: SmtpStage): void;
+  /**
+   * Waits until what the server already sent has come in ({@link LineChannel.settle}), then refuses it if any came
+   * ({@link SessionCore.refuseUnasked}): no command goes out before pending input is drained, so that a line sent
+   * after a reply (between a session's release and its reuse, say) is never read as the next command's reply.
+   */
+  drain(stage: SmtpStage): Promise<void>;
+  /**
+   * After the last reply of a pipelined group: whether the session is proven in step. Waits for what the server
+   * already sent; when `quit` ended the group, a pending line is read as the reply to QUIT and must be `221`; any
+   * line beyond that is one no command asked for. Closes the session and resolves `false` when out of step.
+   */
+  confirmInStep(quit: boolean): Promise<boolean>;
   /** Writes lines (in one send when the channel can); a failure closes the session. */
   write(lines: readonly string[], stage: SmtpStage): Promise<void>;
   /** Writes `line` and reads its reply; a 421 closes the session and throws `rejected`. */
@@ -102,6 +120,9 @@ export function createSessionCore(channel: LineChannel, options: SessionOptions)
     quitSent: false,
     envelopeUtf8: false,
     lastCommand: undefined,
+    lastReply: undefined,
+    outOfStep: false,
+    quitInStep: undefined,
     close() {
       core.usable = false;
       sessionAbort?.dispose();
@@ -137,7 +158,10 @@ export function createSessionCore(channel: LineChannel, options: SessionOptions)
           lines += 1;
           core.emit(command.onLine, 'server', printable(line.slice(0, 2048)));
           const reply = parser.push(line);
-          if (reply !== null) return reply;
+          if (reply !== null) {
+            if (stage !== 'quit') core.lastReply = reply;
+            return reply;
+          }
         }
       } catch (error) {
         const smtp = isSmtpError(error) ? error : undefined;
@@ -158,8 +182,37 @@ export function createSessionCore(channel: LineChannel, options: SessionOptions)
     refuseUnasked(stage) {
       if (channel.pending?.() === true) {
         core.usable = false;
+        core.outOfStep = true;
         throw core.failure('protocol', 'the server sent data that no command asked for', stage);
       }
+    },
+    async drain(stage) {
+      if (channel.settle !== undefined && channel.pending !== undefined) await channel.settle();
+      core.refuseUnasked(stage);
+    },
+    async confirmInStep(quit) {
+      if (channel.pending === undefined) return true;
+      if (channel.settle !== undefined) await channel.settle();
+      if (quit && core.quitSent && channel.pending()) {
+        const limitAt = Math.min(
+          core.limitOf({}),
+          now() + (options.quitTimeoutMs ?? DEFAULT_QUIT_TIMEOUT_MS),
+        );
+        try {
+          const reply = await core.readReply('quit', limitAt, {});
+          core.quitSent = false; // its reply is read: quit() only closes
+          core.quitInStep = reply.code === 221;
+        } catch {
+          core.quitInStep = false; // readReply closed the session
+        }
+      }
+      if (core.quitInStep === false || channel.pending()) {
+        if (core.quitInStep === true) core.quitInStep = false;
+        core.outOfStep = true;
+        core.close();
+        return false;
+      }
+      return true;
     },
     async write(lines, stage) {
       core.refuseUnasked(stage);
@@ -184,19 +237,10 @@ export function createSessionCore(channel: LineChannel, options: SessionOptions)
       if (command.signal?.aborted)
         throw new SmtpError('aborted', 'the command was aborted before it was sent', { stage });
       const limitAt = core.limitOf(command);
-      core.refuseUnasked(stage);
+      await core.drain(stage);
       core.lastCommand = line;
       core.emit(command.onLine, 'client', line);
-      try {
-        await channel.writeLine(line);
-      } catch (error) {
-        throw core.failure(
-          isSmtpError(error) ? error.kind : 'disconnect',
-          'the connection failed while writing',
-          stage,
-          { cause: error },
-        );
-      }
+      await core.write([line], stage);
       const reply = await core.readReply(stage, limitAt, command);
       core.refuse421(reply, stage);
       return reply;

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { SmtpError } from '../../errors.js';
+import { isSmtpError, SmtpError } from '../../errors.js';
 import { commands, needsSmtpUtf8 } from '../sanitize.js';
 import type {
   CommandOptions,
@@ -45,7 +45,9 @@ interface GroupItem {
 /**
  * Sends `items` as one RFC 2920 group when the server offers PIPELINING (else one at a time) and settles
  * each item with its reply, in order. From the first reply that does not come, every later item rejects
- * with the same error. With `quit` (and PIPELINING), `QUIT` ends the group: its reply is left for `quit()`.
+ * with the same error. With `quit` (and PIPELINING), `QUIT` ends the group: its reply is read here when it came with
+ * the others, else left for `quit()`. Resolves whether the replies are proven in step with the commands (see
+ * `PipelinedReplies.inStep`).
  */
 async function runGroup(
   core: SessionCore,
@@ -53,7 +55,7 @@ async function runGroup(
   items: readonly GroupItem[],
   signal: AbortSignal | undefined,
   quit: boolean,
-): Promise<void> {
+): Promise<boolean> {
   const { channel, options } = core;
   const pipelining = capabilities.extensions.has('PIPELINING');
   let index = 0;
@@ -67,6 +69,7 @@ async function runGroup(
     if (signal?.aborted)
       throw new SmtpError('aborted', 'the group was aborted before it was sent', { stage });
     if (pipelining) {
+      await core.drain(stage);
       for (const item of items) core.emit(item.command.onLine, 'client', item.line);
       core.lastCommand = items[0]!.line;
       const lines = items.map((item) => item.line);
@@ -84,6 +87,7 @@ async function runGroup(
       const item = items[index]!;
       core.lastCommand = item.line;
       if (!pipelining) {
+        await core.drain(item.stage);
         core.emit(item.command.onLine, 'client', item.line);
         await core.write([item.line], item.stage);
       }
@@ -93,7 +97,17 @@ async function runGroup(
     }
   } catch (error) {
     for (const item of items.slice(index)) item.settle.reject(error);
+    // One at a time, each command went out on a quiet session: the replies that came are their own.
+    if (!pipelining) return true;
+    // A reply that never came (or garbage) may have been an earlier one's: the later replies shifted onto
+    // the wrong commands. A server that closed (421, or the connection) is in step unless more came than asked for.
+    const kind = isSmtpError(error) ? error.kind : undefined;
+    if (kind === 'rejected' || kind === 'disconnect') return core.confirmInStep(false);
+    core.outOfStep = true;
+    core.close();
+    return false;
   }
+  return pipelining ? core.confirmInStep(quit) : true;
 }
 
 /** The `rcptToMany` of a session: builds the group's commands (each checked alone) and queues the group. */
@@ -106,6 +120,7 @@ export function rcptToMany(
   const rcpts = recipients.map(() => deferred<SmtpReply>());
   const mail = pipelineOptions.mailFrom;
   const mailReply = mail === undefined ? null : deferred<SmtpReply>();
+  const inStep = deferred<boolean>();
   const signal = pipelineOptions.signal;
   const withSignal = (command: CommandOptions): CommandOptions =>
     signal === undefined ? command : { ...command, signal };
@@ -134,6 +149,7 @@ export function rcptToMany(
         utf8 = smtpUtf8;
       } catch (error) {
         for (const settle of [mailReply, ...rcpts]) settle.reject(error);
+        inStep.resolve(true); // nothing was sent
         return;
       }
     }
@@ -151,7 +167,14 @@ export function rcptToMany(
         settle.reject(error);
       }
     }
-    if (items.length > 0) await runGroup(core, capabilities, items, signal, pipelineOptions.quit === true);
+    inStep.resolve(
+      items.length === 0 ||
+        (await runGroup(core, capabilities, items, signal, pipelineOptions.quit === true)),
+    );
   });
-  return { mail: mailReply?.promise ?? null, rcpts: rcpts.map((settle) => settle.promise) };
+  return {
+    mail: mailReply?.promise ?? null,
+    rcpts: rcpts.map((settle) => settle.promise),
+    inStep: inStep.promise,
+  };
 }

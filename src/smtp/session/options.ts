@@ -3,9 +3,8 @@
  * @module
  */
 
-import type { TlsPolicy } from '../../options.js';
 import type { ReplyLimits } from '../reply.js';
-import type { TranscriptHook } from '../types.js';
+import type { TlsPolicy, TranscriptHook } from '../types.js';
 
 /** Options of `openSmtpSession`. */
 export interface SessionOptions {
