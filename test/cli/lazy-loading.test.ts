@@ -59,6 +59,7 @@ describe('mailvet loads only what a command runs', () => {
     expect(loaded.filter((path) => NOT_FOR_VERIFY.some((pattern) => pattern.test(path)))).toEqual([]);
     expect(builtins).toContain('node:net'); // seen by the trace, like the files
     expect(builtins).not.toContain('node:tls'); // STARTTLS never happens offline
+    expect(builtins).not.toContain('node:crypto'); // nor a DNS query of its own
   });
 
   it('--version loads neither the engine nor its data', async () => {
