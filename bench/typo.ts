@@ -8,6 +8,8 @@
  * - slips of punctuation and ending over 40 providers (`user@gmail.com.`, `user@gmail`, `user@gmailcom`,
  *   `user@gmail,com`, `user@gmail com`, `user@hotmail.c`), and suffix slips onto another real suffix over 40
  *   providers of one country (`user@shaw.cz`): whole addresses through `verify()`, as a user gets them;
+ * - the secondary targets (the free list's providers under a country suffix) held out in two folds, and
+ *   one-edit typos of 40 of them (`user@gazeta.pk`);
  * - every real domain of the built-in lists (the free list, the protected domains, the targets, email-providers
  *   common.json) through `verify()`: every suggestion there is a false correction.
  *
@@ -19,6 +21,7 @@ import { typoData } from '../src/data/typo.js';
 import { createDomainSuggester } from '../src/typo/suggest.js';
 import { verify } from '../src/verifier.js';
 import {
+  FREE_TARGET_PROVIDERS,
   ONE_EDIT_PROVIDERS,
   oneEditTyposOf,
   SINGLE_COUNTRY_PROVIDERS,
@@ -40,9 +43,12 @@ const commonDomains = require('email-providers/common.json') as string[];
 const PROVIDERS = ONE_EDIT_PROVIDERS;
 
 const data = typoData();
+const unprotected = data.protected.filter((domain) => !realDomains.has(domain));
+/** The held-out suggester: neither the free list's protection nor the secondary targets drawn from it. */
 const withoutFreeProtection = createDomainSuggester({
   ...data,
-  protected: data.protected.filter((domain) => !realDomains.has(domain)),
+  secondaryDomains: [],
+  protected: unprotected,
 });
 const mailcheck = (domain: string): string | null => {
   const answer = Mailcheck.suggest(
@@ -118,6 +124,57 @@ const addressEngines: [string, (address: string) => Promise<string | null>][] = 
     },
   ],
 ];
+
+/**
+ * The secondary targets (the free list's country providers) held out in two folds: a suggester with half of
+ * them meets the other half, and every other held-out domain, as real domains it never saw.
+ */
+function secondaryHeldOut(withSecondary: boolean): { tested: number; corrected: string[] } {
+  const corrected: string[] = [];
+  let tested = 0;
+  for (const fold of [0, 1]) {
+    const inUse = data.secondaryDomains.filter((_, i) => i % 2 !== fold);
+    const inUseSet = new Set(inUse);
+    const suggester = createDomainSuggester({
+      ...data,
+      secondaryDomains: withSecondary ? inUse : [],
+      protected: unprotected,
+    });
+    for (const domain of held) {
+      if (inUseSet.has(domain)) continue;
+      tested++;
+      const answer = suggester.suggest(domain);
+      if (answer !== null) corrected.push(`${domain} -> ${answer}`);
+    }
+  }
+  return { tested, corrected };
+}
+const heldWith = secondaryHeldOut(true);
+const heldWithout = secondaryHeldOut(false);
+const added = heldWith.corrected.filter((line) => !heldWithout.corrected.includes(line));
+console.log(
+  `\nsecondary targets (${data.secondaryDomains.length} free providers under a country suffix) held out in 2 folds, ` +
+    `${heldWith.tested} domain tests: false corrections ${heldWithout.corrected.length} without them, ` +
+    `${heldWith.corrected.length} with them${added.length > 0 ? ` (new: ${added.slice(0, 6).join(', ')})` : ''}`,
+);
+
+const freeTyposByProvider = FREE_TARGET_PROVIDERS.map((provider) => ({
+  provider,
+  typos: oneEditTyposOf(provider)
+    .map(([typo]) => typo)
+    .filter((typo, i, all) => all.indexOf(typo) === i && !realDomains.has(typo) && typo !== provider),
+}));
+const freeTypoCount = freeTyposByProvider.reduce((sum, { typos }) => sum + typos.length, 0);
+console.log(
+  `\none-edit typos of ${FREE_TARGET_PROVIDERS.length} free providers under a country suffix (user@gazeta.pk), ${freeTypoCount} typos`,
+);
+for (const [engine, suggest] of addressEngines) {
+  let fixed = 0;
+  for (const { provider, typos } of freeTyposByProvider) {
+    for (const typo of typos) if ((await suggest(`user@${typo}`)) === `user@${provider}`) fixed++;
+  }
+  console.log(`${engine.padEnd(10)} ${fixed}/${freeTypoCount} fixed`);
+}
 
 const known = new Set([...freeText.split('\n'), ...data.protected, ...data.domains]);
 const isReal = (domain: string): boolean => known.has(domain) || realDomains.has(domain);

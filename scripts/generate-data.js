@@ -216,6 +216,24 @@ const regionalNames = sorted([
     .map(([name]) => name),
 ]);
 
+/** Names this long or longer are corrected within one edit (`editsFor` in src/typo/targets.ts). */
+const SECONDARY_NAME_LENGTH = 4;
+/**
+ * The free list's providers under a country suffix, with names of four letters or more (gazeta.pl, sapo.pt,
+ * walla.co.il): secondary suggestion targets, within one edit. Those under com, net or org are left out: that
+ * part of the list is mostly vanity and look-alike names (11mail.com, 4email.com), one edit from real domains.
+ */
+const secondaryDomains = free.filter((domain) => {
+  const info = parse(domain);
+  return (
+    info.isIcann === true &&
+    info.domain === domain &&
+    !GENERIC_SUFFIXES.has(info.publicSuffix) &&
+    (info.domainWithoutSuffix ?? '').length >= SECONDARY_NAME_LENGTH &&
+    !popularSet.has(domain)
+  );
+});
+
 // ---- role -------------------------------------------------------------------------------------------
 const role = readCurated('role.txt');
 const roleNames = sorted(role.entries.map(normalizeRole));
@@ -293,12 +311,18 @@ const outputs = {
       sources: [popular.source, secondLevel.source, topLevel.source, protectedList.source, providers],
       note:
         `${popular.entries.length} suggestion targets, ${secondLevel.entries.length} second-level names, ` +
-        `${topLevel.entries.length} suffixes, ${regionalNames.length} regional names; protected from corrections: the free list and ` +
+        `${topLevel.entries.length} suffixes, ${regionalNames.length} regional names, ` +
+        `${secondaryDomains.length} secondary targets; protected from corrections: the free list and ` +
         `${protectedDomains.length} more (email-providers common.json, regional provider domains, typo-protected.txt)`,
     },
     'Where the typo-suggestion lists come from.',
     [
       ['popularDomains', 'Suggestion targets, most popular first (the order breaks ties).', popular.entries],
+      [
+        'secondaryDomains',
+        'Secondary suggestion targets, within one edit: the free providers under a country suffix with names of four letters or more, sorted.',
+        secondaryDomains,
+      ],
       [
         'secondLevelNames',
         'Names of providers present under many suffixes (yahoo, hotmail, ...).',

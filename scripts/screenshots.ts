@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
+import { BulkJobManager } from '../src/bulk/manager.js';
 import { nodeResolver } from '../src/dns/node.js';
 import { createServer } from '../src/http/node.js';
 import type { Zone } from '../src/testing/zone.js';
@@ -24,6 +25,9 @@ const zone: Zone = {
   'mx.acme.test': { a: ['127.0.0.2'] },
   'catchall.test': { mx: [{ priority: 10, exchange: 'mx.catchall.test' }] },
   'mx.catchall.test': { a: ['127.0.0.3'] },
+  // Greylists: answers 450 to the first RCPT TO of each address.
+  'grey.test': { mx: [{ priority: 10, exchange: 'mx.grey.test' }] },
+  'mx.grey.test': { a: ['127.0.0.4'] },
 };
 
 const FIRST = ['jane', 'omar', 'li', 'sofia', 'ken', 'amara', 'lucas', 'mia', 'ivan', 'noor'];
@@ -60,19 +64,24 @@ const mailboxes = Object.fromEntries(
 const dns = await startDnsServer(zone);
 const smtp = await startSmtpServer({ host: '127.0.0.2', mailboxes });
 const catchAll = await startSmtpServer({ host: '127.0.0.3', port: smtp.port, catchAll: true });
+const greylisting = await startSmtpServer({ host: '127.0.0.4', port: smtp.port, greylist: true });
+const verifierOptions = {
+  resolver: nodeResolver({ servers: [dns.address] }),
+  smtpPort: smtp.port,
+  allowAddresses: ['127.0.0.0/8'],
+  allowTlds: ['test'],
+  heloHost: 'console.mailvet-test.net',
+  trace: true,
+};
+// Greylisted addresses retry after 10 minutes: the waiting job is photographed long before.
+const jobs = new BulkJobManager({ verifierOptions, greylistRetry: { delaysMs: [600_000] } });
 const server = await createServer({
   port: 0,
   host: '127.0.0.1',
   apiKeys: [KEY],
   limits: { requestsPerSecond: 10_000, burst: 10_000 },
-  verifierOptions: {
-    resolver: nodeResolver({ servers: [dns.address] }),
-    smtpPort: smtp.port,
-    allowAddresses: ['127.0.0.0/8'],
-    allowTlds: ['test'],
-    heloHost: 'console.mailvet-test.net',
-    trace: true,
-  },
+  verifierOptions,
+  jobs,
 });
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 try {
@@ -98,6 +107,23 @@ try {
   await desktop.locator('#bulk .job').evaluate((section) => section.scrollIntoView());
   await desktop.screenshot({ path: `${OUT}console-bulk-desktop.png` });
 
+  // A job that waits: nine addresses done, one greylisted and waiting for its retry.
+  const waiting = [...FIRST.slice(0, 9).map((first) => `${first}.doe@acme.test`), 'pat.lee@grey.test'];
+  await desktop.getByLabel('Drop a CSV or TXT file here, or choose one').setInputFiles({
+    name: 'contacts.txt',
+    mimeType: 'text/plain',
+    buffer: Buffer.from(`${waiting.join('\n')}\n`),
+  });
+  await desktop.getByRole('button', { name: 'Start verification' }).click();
+  await desktop.locator('#bulk').getByTestId('job-retries').waitFor({ timeout: 60_000 });
+  await desktop
+    .locator('#bulk')
+    .getByTestId('job-elapsed')
+    .filter({ hasText: /^[1-9]/ })
+    .waitFor();
+  await desktop.locator('#bulk .job').evaluate((section) => section.scrollIntoView());
+  await desktop.screenshot({ path: `${OUT}console-waiting-desktop.png` });
+
   const phone = await browser.newPage({
     viewport: { width: 390, height: 844 },
     isMobile: true,
@@ -108,9 +134,10 @@ try {
   await phone.screenshot({ path: `${OUT}console-verify-phone.png` });
   await phone.locator('#jobs').evaluate((section) => section.scrollIntoView());
   await phone.screenshot({ path: `${OUT}console-jobs-phone.png` });
-  console.log(`wrote ${OUT}console-{verify,bulk}-desktop.png, console-{verify,jobs}-phone.png`);
+  console.log(`wrote ${OUT}console-{verify,bulk,waiting}-desktop.png, console-{verify,jobs}-phone.png`);
 } finally {
   await browser.close();
   await server.close();
-  await Promise.all([dns.close(), smtp.close(), catchAll.close()]);
+  await jobs.close();
+  await Promise.all([dns.close(), smtp.close(), catchAll.close(), greylisting.close()]);
 }

@@ -18,19 +18,23 @@ export {
   LimitError,
   StoreError,
 } from './bulk/errors.js';
+export type { JobEvents } from './bulk/listeners.js';
 export { BulkJobManager } from './bulk/manager.js';
 export { memoryJobStore } from './bulk/memory-store.js';
 export { BULK_DEFAULTS } from './bulk/options.js';
+export type { JobFacts, JobRules } from './bulk/rules.js';
 export {
   type FleetChunkState,
   type FleetCommitted,
   type FleetHealth,
   type FleetJobStore,
   isFleetStore,
+  type JobEngine,
   type JobRunner,
+  type NewJob,
   type OverdueRetry,
+  type ResultsView,
   type RunnerContext,
-  type RunnerJobs,
   type UnqueuedInputs,
 } from './bulk/runner.js';
 export {

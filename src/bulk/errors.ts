@@ -3,7 +3,7 @@
  * @module
  */
 import { MailvetError } from '../errors.js';
-import type { Job, JobStatus } from './types.js';
+import type { Job, JobStatus } from './job-types.js';
 
 export { JobNotFoundError } from '../errors.js';
 

@@ -8,18 +8,26 @@ import type { VerificationResult } from '../result.js';
 import type { WebhookEventType } from '../webhooks/log.js';
 import type { SharedWebhook, WebhookShare } from '../webhooks/share.js';
 import type {
-  BulkJobManagerApi,
   Clock,
   DurableJobStore,
+  FleetHealth,
+  Job,
   JobError,
+  JobList,
   JobRecord,
   JobSource,
+  JobStatus,
   JobStore,
   StoredRetry,
   StoreHealth,
-} from './types.js';
+} from './job-types.js';
+import type { JobEvents } from './listeners.js';
+import type { JobRules } from './rules.js';
+import type { EncodedSource } from './source.js';
 
-/** What a {@link JobRunner} gets from the manager: its validated options. */
+export type { FleetHealth } from './job-types.js';
+
+/** What a job engine gets from the manager: its validated options, its rules and its listener table. */
 export interface RunnerContext {
   /** The manager's store. */
   readonly store: JobStore;
@@ -37,39 +45,97 @@ export interface RunnerContext {
   readonly retentionMs: number;
   /** Time source. */
   readonly clock: Clock;
-  /** Makes job ids. */
+  /** Makes job ids (unchecked: {@link JobRules.newId} checks them). */
   readonly ids: () => string;
+  /** The manager's checks of a job's state, for the engine to run where it knows that state. */
+  readonly rules: JobRules;
+  /** The manager's listener table: the engine tells it `progress`, `complete` and `failed`. */
+  readonly events: JobEvents;
+  /** Called when the engine forgets a job (deleted, or past its retention): the manager detaches its webhook. */
+  readonly forgotten: (id: string) => void;
 }
 
-/** What `GET /healthz` reports of a worker fleet. */
-export interface FleetHealth {
-  /** `up` when the queue (Redis) answers, else `down`. */
-  readonly queue: 'up' | 'down';
-  /** Workers whose heartbeat is live. */
-  readonly workers: number;
+/** A job to create, its input validated by the manager. */
+export interface NewJob {
+  readonly owner: string | null;
+  readonly name: string | null;
+  /** Starts as soon as it has addresses (`autoStart`). */
+  readonly autoStart: boolean;
+  /** The first addresses, trimmed and checked. */
+  readonly emails: readonly string[];
+  /** Their rows, checked and encoded, if given. */
+  readonly source: EncodedSource | undefined;
+  /** The job's own greylisting delays, or `null` for the manager's. */
+  readonly greylistDelaysMs: readonly number[] | null;
+  /** Runs once the job is saved and before it can start (the manager attaches its webhook there). */
+  readonly attach: ((id: string) => Promise<void>) | undefined;
 }
 
-/** The jobs of a manager as a runner serves them: every method of the manager is forwarded to it. */
-export interface RunnerJobs extends BulkJobManagerApi {
-  /** Resolves once the runner is ready (its store and queue answer); rejects with a coded error otherwise. */
+/** A job as a read of its results sees it: its state now, and how to read its positions and rows. */
+export interface ResultsView {
+  readonly status: JobStatus;
+  readonly total: number;
+  /** The job's header, or `null`. */
+  readonly source: JobSource | null;
+  /** The job's wire shape (for the error that a read of an unfinished job throws). */
+  snapshot(): Job | Promise<Job>;
+  /** Positions `offset` to `offset + count - 1`, `undefined` where none is final. */
+  results(offset: number, count: number): Promise<(VerificationResult | undefined)[]>;
+  /** The rows of positions `offset` to `offset + count - 1`, `undefined` where none was kept. */
+  rows(offset: number, count: number): Promise<ReadonlyArray<string | undefined>>;
+}
+
+/**
+ * Where a manager's jobs live and are verified: the manager checks every call's input and the caller's access to
+ * it, and hands the call to its engine (the in-process one, or a runner's). Calls get validated input and the
+ * caller's owner; an engine applies {@link RunnerContext.rules} where it knows the job's state and tells
+ * {@link RunnerContext.events}. See docs/architecture.md, "Jobs".
+ */
+export interface JobEngine {
+  /** True when the engine keeps source rows (a `source` is refused otherwise). */
+  readonly keepsRows: boolean;
+  /** Resolves once the engine is ready (its store, and queue, answer); rejects with a coded error otherwise. */
   opened(): Promise<void>;
   /** The job store's state for `GET /healthz`. */
-  storeHealth(timeoutMs?: number): Promise<StoreHealth>;
-  /** The fleet's state for `GET /healthz`. */
-  fleetHealth(timeoutMs?: number): Promise<FleetHealth>;
-  /** How the webhook notifiers of the API nodes share jobs' webhooks (see `WebhookNotifierOptions.share`). */
-  webhookShare?(): WebhookShare;
+  storeHealth(timeoutMs: number): Promise<StoreHealth>;
+  /** The fleet's state for `GET /healthz`; `undefined` without a fleet. */
+  fleetHealth(timeoutMs: number): Promise<FleetHealth | undefined>;
+  /** How the webhook notifiers of the API nodes share jobs' webhooks; `undefined` when they need not. */
+  webhookShare(): WebhookShare | undefined;
+  /** Creates a job (checking {@link JobRules.admitJob}) and returns it as created. */
+  create(job: NewJob): Promise<Job>;
+  /** Adds addresses to job `id` of `owner` (checking {@link JobRules.admitAdd}). */
+  add(
+    id: string,
+    owner: string | null,
+    emails: readonly string[],
+    source: EncodedSource | undefined,
+  ): Promise<Job>;
+  /** Starts job `id` of `owner` (checking {@link JobRules.admitStart}). */
+  start(id: string, owner: string | null): Promise<Job>;
+  /** The job, or `undefined` when it is missing or another owner's. */
+  get(id: string, owner: string | null): Promise<Job | undefined>;
+  /** A page of `owner`'s jobs, oldest first. */
+  list(owner: string | null, offset: number, limit: number): Promise<JobList>;
+  /** Job `id` of `owner` for a read of its results; `job_not_found` when it is missing or another owner's. */
+  view(id: string, owner: string | null): Promise<ResultsView>;
+  /** Results of job `id` of `owner` from `offset`, as `BulkJobManager.stream` yields them. */
+  stream(id: string, owner: string | null, offset: number): AsyncIterable<VerificationResult>;
+  /** Stops job `id` of `owner` and forgets it and its results. */
+  delete(id: string, owner: string | null): Promise<void>;
+  /** Stops taking work and releases what the engine holds (its store included). */
+  close(): Promise<void>;
 }
 
 /**
  * Where a manager's jobs are verified. `open` is called once by the manager's constructor; the manager then
- * forwards each of its methods to what `open` returns (and does not verify anything itself).
+ * hands each call, validated, to the engine that `open` returns (and does not verify anything itself).
  */
 export interface JobRunner {
   /** A name for messages, e.g. `bullmq`. */
   readonly name: string;
   /** Starts serving the manager's jobs. */
-  open(context: RunnerContext): RunnerJobs;
+  open(context: RunnerContext): JobEngine;
 }
 
 /** A position to verify, as a fleet chunk carries it. */

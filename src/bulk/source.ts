@@ -5,8 +5,8 @@
  * @module
  */
 import type { VerificationResult } from '../result.js';
+import type { JobSource, SourcedResults, SourceRowsInput } from './job-types.js';
 import { unstorableCell } from './storable.js';
-import type { JobSource, SourcedResults, SourceRowsInput } from './types.js';
 
 /** Most columns in a source header (and so cells in a row). */
 export const MAX_SOURCE_COLUMNS = 1000;

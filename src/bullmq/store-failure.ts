@@ -3,6 +3,8 @@
  * it refused what was asked (trying again would fail the same way).
  * @module
  */
+import { StoreError } from '../bulk/errors.js';
+import { isMailvetError, MailvetError } from '../errors.js';
 
 /** How a store call failed: `unreachable` (connection lost, server down), `rejected` (the database refused the statement or its data), `other`. */
 export type StoreFailure = 'unreachable' | 'rejected' | 'other';
@@ -54,4 +56,36 @@ export function storeFailureOf(error: unknown): StoreFailure {
     current = (current as { cause?: unknown }).cause;
   }
   return 'other';
+}
+
+/**
+ * The error of a failed store call: `store_unavailable` when the database is out of reach (the call may be
+ * repeated once it is back; HTTP 503), `store_error` otherwise.
+ */
+export function storeError(operation: string, error: unknown): MailvetError {
+  if (storeFailureOf(error) === 'unreachable') {
+    return new MailvetError('store_unavailable', `the job store is unreachable (to ${operation})`, {
+      cause: error,
+    });
+  }
+  return new StoreError(operation, error);
+}
+
+/** Runs a store read; a failure is `store_unavailable` (database out of reach) or `store_error`. */
+export async function readStore<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw storeError(operation, error);
+  }
+}
+
+/** Runs a store write; mailvet errors (a refused check) pass through, anything else as for reads. */
+export async function writeStore<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isMailvetError(error)) throw error;
+    throw storeError(operation, error);
+  }
 }

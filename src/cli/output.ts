@@ -5,7 +5,17 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, copyFile, type FileHandle, open, rename, rm, stat, truncate } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  type FileHandle,
+  open,
+  realpath,
+  rename,
+  rm,
+  stat,
+  truncate,
+} from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { CsvReader } from '../io/csv-reader.js';
@@ -129,13 +139,15 @@ async function openTemporary(path: string, temporary: string, append: boolean): 
  * A sink that gives the file at `path` new content (`append: false`) or more of it (`append: true`). It writes a
  * temporary file beside `path` and renames it over `path` when closed, so `path` is never what is being
  * written: `cat list.txt | mailvet bulk - -o list.txt` reads the whole list (a pipe cannot be told apart from
- * its file), and a run that dies leaves the old file whole.
+ * its file), and a run that dies leaves the old file whole. A symbolic link is followed: the file it points to
+ * gets the content, and the link stays.
  */
 export async function fileSink(path: string, append: boolean): Promise<Sink> {
-  const temporary = temporaryPathBeside(path);
+  const target = await realpath(path).catch(() => path);
+  const temporary = temporaryPathBeside(target);
   let handle: FileHandle;
   try {
-    handle = await openTemporary(path, temporary, append);
+    handle = await openTemporary(target, temporary, append);
   } catch (error) {
     await rm(temporary, { force: true });
     throw ioError('write', path, error);
@@ -151,7 +163,7 @@ export async function fileSink(path: string, append: boolean): Promise<Sink> {
     async close() {
       await handle.close();
       try {
-        await rename(temporary, path);
+        await rename(temporary, target);
       } catch (error) {
         await rm(temporary, { force: true });
         throw ioError('write', path, error);

@@ -1,78 +1,44 @@
 /**
- * A job while it runs and after: progress, a count per status, elapsed time and an estimate of what is left,
- * downloads. Follows the job's event stream (live), and polls once a second when the stream cannot be read.
+ * A job while it runs and after: progress, a count per status, the elapsed time (ticking while it runs), an
+ * estimate of what is left, the addresses that wait for a greylisting retry and when, downloads (the results so
+ * far while it runs). Live from the job's event stream, shared with the Jobs list (job-feed.ts).
  * @module
  */
-import { useSignal, useSignalEffect } from '@preact/signals';
-import { json } from './api.js';
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
 import { type DownloadFormat, downloadResults } from './download.js';
-import { followJob } from './job-stream.js';
+import { isFinished, liveErrors, liveJobs, watchJob } from './job-feed.js';
+import { duration, elapsedMs, retryLine, timeLeft } from './job-timing.js';
 import { ResultsTable } from './results-table.js';
-import type { Job } from './types.js';
 import { STATUS_LABEL, STATUSES } from './words.js';
-
-function duration(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
-  return seconds < 60 ? `${seconds} s` : `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
 
 /** The live view of job `id`. */
 export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly id: string }) {
-  const job = useSignal<Job | null>(null);
   const error = useSignal<string | null>(null);
-  useSignalEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const controller = new AbortController();
-    const poll = async () => {
-      try {
-        const current = await json<Job>(apiKey, `v1/bulk/${encodeURIComponent(id)}`);
-        if (stopped) return;
-        job.value = current;
-        if (current.status === 'complete' || current.status === 'failed') return;
-      } catch (failure) {
-        if (stopped) return;
-        error.value = (failure as Error).message;
-      }
-      timer = setTimeout(() => void poll(), 1000);
-    };
-    void followJob(
-      apiKey,
-      id,
-      (current) => {
-        job.value = current;
-      },
-      controller.signal,
-    ).then(
-      () => {
-        if (!stopped && job.value?.status !== 'complete' && job.value?.status !== 'failed') void poll();
-      },
-      () => {
-        if (!stopped) void poll();
-      },
-    );
-    return () => {
-      stopped = true;
-      controller.abort();
-      clearTimeout(timer);
-    };
-  });
-  const download = (format: DownloadFormat) => {
-    if (job.value === null) return;
+  const now = useSignal(Date.now());
+  useEffect(() => watchJob(apiKey, id), [apiKey, id]);
+  const current = liveJobs.value.get(id) ?? null;
+  const running = current !== null && !isFinished(current);
+  // The clock ticks once a second while the job runs, so that the elapsed time and the estimate move even when
+  // no event comes (a job waiting for greylisting retries sends none for minutes).
+  useEffect(() => {
+    if (!running) return;
+    now.value = Date.now();
+    const timer = setInterval(() => {
+      now.value = Date.now();
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [running]);
+  const failure = error.value ?? liveErrors.value.get(id) ?? null;
+  if (current === null) return <p>{failure ?? 'Loading…'}</p>;
+  const download = (format: DownloadFormat, partial = false) => {
     error.value = null;
-    downloadResults(apiKey, job.value, format).catch((failure: Error) => {
-      error.value = failure.message;
+    downloadResults(apiKey, current, format, partial).catch((reason: Error) => {
+      error.value = reason.message;
     });
   };
-  const current = job.value;
-  if (current === null) return <p>{error.value ?? 'Loading…'}</p>;
-  const started = current.started_at === null ? null : Date.parse(current.started_at);
-  const ended = current.completed_at === null ? Date.now() : Date.parse(current.completed_at);
-  const elapsed = started === null ? 0 : ended - started;
-  const left =
-    current.completed > 0 && current.status === 'processing'
-      ? (elapsed / current.completed) * (current.total - current.completed)
-      : null;
+  const left = timeLeft(current, now.value);
+  const retries = retryLine(current);
   const percent = Math.floor(current.progress * 100);
   return (
     <section class="job" aria-label={`Job ${current.name === '' ? current.id : current.name}`}>
@@ -83,9 +49,18 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       </p>
       <progress max={Math.max(1, current.total)} value={current.completed} aria-label="Progress" />
       <p>
-        Elapsed {duration(elapsed)}
-        {left === null ? null : `, about ${duration(left)} left`}
+        Elapsed <span data-testid="job-elapsed">{duration(elapsedMs(current, now.value))}</span>
+        {left === null ? null : (
+          <>
+            , <span data-testid="job-left">{left}</span>
+          </>
+        )}
       </p>
+      {retries === null ? null : (
+        <p class="retries" data-testid="job-retries">
+          {retries}
+        </p>
+      )}
       <ul class="counts" aria-label="Results per status">
         {STATUSES.map((status) => (
           <li key={status}>
@@ -111,12 +86,22 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
           </button>
         </p>
       ) : null}
+      {current.status === 'processing' && current.completed > 0 ? (
+        <p class="downloads">
+          <button type="button" onClick={() => download('csv', true)}>
+            Download results so far (CSV)
+          </button>{' '}
+          <button type="button" onClick={() => download('ndjson', true)}>
+            Download results so far (NDJSON)
+          </button>
+        </p>
+      ) : null}
       {current.status === 'complete' ? (
         <ResultsTable apiKey={apiKey} id={current.id} total={current.total} />
       ) : null}
-      {error.value === null ? null : (
+      {failure === null ? null : (
         <p role="alert" class="error">
-          {error.value}
+          {failure}
         </p>
       )}
     </section>

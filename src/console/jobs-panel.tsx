@@ -1,15 +1,25 @@
 /**
- * The key's jobs: name, state, progress, created time; open, download, delete (after a confirmation).
+ * The key's jobs: name, state, progress, created time; open, download, delete (after a confirmation). A job on
+ * the page that is still running is followed through its event stream (shared with its progress view, see
+ * job-feed.ts), so its row moves on to `complete` without Refresh.
  * @module
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { call, json } from './api.js';
 import { downloadResults } from './download.js';
+import { isFinished, liveJobs, watchJob } from './job-feed.js';
 import { JobProgress } from './job-progress.js';
 import { Pager } from './pager.js';
 import { JOBS_PAGE_SIZE, pageWindow } from './paging.js';
 import type { Job } from './types.js';
+
+/**
+ * Running jobs of a page followed at once, at most: each holds a connection open, and a browser opens only six
+ * per server over HTTP/1.1, which the page's other requests need too. The newest ones are followed; Refresh
+ * reads the others.
+ */
+export const MAX_FOLLOWED_JOBS = 3;
 
 /**
  * The jobs table, newest first, one page of {@link JOBS_PAGE_SIZE} at a time; `version` changes when a job was
@@ -50,6 +60,18 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
       current = false;
     };
   }, [apiKey, version, reloads, wanted]);
+  const running = jobs.value
+    .filter((job) => !isFinished(job))
+    .slice(0, MAX_FOLLOWED_JOBS)
+    .map((job) => job.id)
+    .join(' ');
+  useEffect(() => {
+    const stops = running === '' ? [] : running.split(' ').map((id) => watchJob(apiKey, id));
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }, [apiKey, running]);
+  const rows = jobs.value.map((job) => liveJobs.value.get(job.id) ?? job);
   const view = pageWindow(total.value, shown.value, JOBS_PAGE_SIZE, true);
   const remove = async (job: Job) => {
     if (!window.confirm(`Delete the job ${job.name === '' ? job.id : job.name} and its results?`)) return;
@@ -81,10 +103,12 @@ export function JobsPanel({ apiKey, version }: { readonly apiKey: string; readon
             </tr>
           </thead>
           <tbody>
-            {jobs.value.map((job) => (
+            {rows.map((job) => (
               <tr key={job.id} data-testid="job-row">
                 <td data-label="Name">{job.name === '' ? job.id : job.name}</td>
-                <td data-label="State">{job.status}</td>
+                <td data-label="State" data-testid="job-row-state">
+                  {job.status}
+                </td>
                 <td data-label="Progress">
                   {job.completed.toLocaleString()} / {job.total.toLocaleString()}
                 </td>

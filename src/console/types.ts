@@ -32,4 +32,10 @@ export interface Job {
   readonly started_at: string | null;
   readonly completed_at: string | null;
   readonly counts: Readonly<Record<Result['status'], number>>;
+  /** Greylisting retries: positions waiting for one and when the next is due (absent from older servers). */
+  readonly retries?: {
+    readonly waiting: number;
+    readonly next_retry_at: string | null;
+    readonly delays_ms: readonly number[];
+  };
 }

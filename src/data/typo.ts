@@ -7,6 +7,7 @@ import {
   popularDomains,
   protectedDomains,
   regionalNames,
+  secondaryDomains,
   secondLevelNames,
   topLevelSuffixes,
 } from './generated/typo.js';
@@ -15,6 +16,8 @@ import {
 export interface TypoData {
   /** Suggestion targets, most popular first. */
   readonly domains: readonly string[];
+  /** Secondary targets, within one edit: the free providers under a country suffix (gazeta.pl, sapo.pt). */
+  readonly secondaryDomains: readonly string[];
   /** Names of providers present under many suffixes (yahoo, hotmail, ...). */
   readonly secondLevel: readonly string[];
   /** Names whose domains under a country suffix are never moved to another country's (home, mail, yahoo). */
@@ -33,6 +36,7 @@ const lines = (text: string): readonly string[] => Object.freeze(text === '' ? [
 export function typoData(): TypoData {
   data ??= Object.freeze({
     domains: lines(popularDomains),
+    secondaryDomains: lines(secondaryDomains),
     secondLevel: lines(secondLevelNames),
     regional: lines(regionalNames),
     topLevel: lines(topLevelSuffixes),

@@ -8,8 +8,11 @@ import { HttpError } from './errors.js';
 import { COMMON_HEADERS, emptyResponse } from './response.js';
 import { wireJob } from './wire.js';
 
-/** SSE event names: `progress` while the job runs, then `complete` or `failed`, after which the stream ends. */
-export type JobStreamEvent = 'progress' | 'complete' | 'failed';
+/**
+ * SSE event names: `progress` while the job runs, then `complete` or `failed`, after which the stream ends; `deleted`
+ * ends it when the job is deleted (or removed by retention) before it finished.
+ */
+export type JobStreamEvent = 'progress' | 'complete' | 'failed' | 'deleted';
 
 /** Default milliseconds between heartbeat comments. */
 export const DEFAULT_HEARTBEAT_MS = 15_000;
@@ -31,9 +34,16 @@ function frame(event: JobStreamEvent, job: Job): Uint8Array {
   return encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(wireJob(job))}\n\n`);
 }
 
+/** The final event of a job that no longer exists: `data` is its id and `"deleted": true`. */
+function deletedFrame(id: string, completed: number): Uint8Array {
+  const end = `${Math.max(completed, 0)}-end`;
+  return encoder.encode(`id: ${end}\nevent: deleted\ndata: ${JSON.stringify({ id, deleted: true })}\n\n`);
+}
+
 /**
  * `GET /v1/bulk/{id}/events` → `text/event-stream`. On connect: the current state (a `progress` event, unless
- * `Last-Event-ID` shows the client has it), then every change; ends after `complete` or `failed`. A client
+ * `Last-Event-ID` shows the client has it), then every change; ends after `complete` or `failed`, or with `deleted` when a heartbeat finds the job gone (deleted
+ * here or on another node, or removed by retention). A client
  * that reconnects after the final event (`Last-Event-ID: <n>-end`) gets 204, which tells `EventSource` to stop.
  * Heartbeat comments keep proxies from closing an idle stream. The listener is released when the client goes
  * away (the request's signal, or the response stream being cancelled).
@@ -120,7 +130,17 @@ export const jobEvents: Operation = async (context) => {
       if (done) return;
       if (signal.aborted) return stop();
       signal.addEventListener('abort', stop, { once: true });
-      timer = setInterval(() => controller.enqueue(encoder.encode(': heartbeat\n\n')), heartbeatMs);
+      timer = setInterval(() => {
+        controller.enqueue(encoder.encode(': heartbeat\n\n'));
+        jobs.get(id, access).then(
+          (now) => {
+            if (now !== undefined || done) return;
+            controller.enqueue(deletedFrame(id, sent));
+            stop();
+          },
+          () => {}, // the store is out of reach: the next heartbeat asks again
+        );
+      }, heartbeatMs);
     },
     cancel() {
       done = true;

@@ -7,7 +7,7 @@
 
 import { SmtpError } from '../errors.js';
 import { commands, needsSmtpUtf8 } from './sanitize.js';
-import { createSessionCore } from './session/core.js';
+import { answersQuit, createSessionCore } from './session/core.js';
 import { rcptToMany } from './session/group.js';
 import { hello, isSuccess } from './session/hello.js';
 import { DEFAULT_QUIT_TIMEOUT_MS, type SessionOptions } from './session/options.js';
@@ -110,7 +110,7 @@ export async function openSmtpSession(channel: LineChannel, options: SessionOpti
           core.quitSent = false; // its reply is read once
           const reply = await core.readReply('quit', limitAt, quitOptions);
           if (channel.settle !== undefined) await channel.settle();
-          core.quitInStep = reply.code === 221 && channel.pending?.() !== true;
+          core.quitInStep = answersQuit(reply.code) && channel.pending?.() !== true;
         } catch {
           // QUIT is a courtesy: whatever happens, the session is over (and nothing proved it in step).
           core.quitInStep ??= false;

@@ -6,6 +6,7 @@ import { parse } from '#tldts';
 import { typoData } from '../data/typo.js';
 import { osaDistance } from './distance.js';
 import { GenerationalMemo } from './memo.js';
+import { type OneEditIndex, oneEditIndex } from './one-edit-index.js';
 import { dotlessSlip, dottedSlip, repairSeparators, type SlipIndex, slipIndex } from './slips.js';
 import {
   bitCount,
@@ -24,6 +25,13 @@ export { editsFor } from './targets.js';
 export interface SuggestLists {
   /** Suggestion targets, most popular first: the order breaks ties. */
   readonly domains: readonly string[];
+  /**
+   * Further targets, ranked after `domains` and corrected within one edit only, where `domains` has none that
+   * close, for an input whose suffix is not `com`, `net` or `org` (the built-in ones: the free list's
+   * providers under a country suffix with names of four letters or more, `gazeta.pl`, `sapo.pt`). They are
+   * known domains too. @default []
+   */
+  readonly secondaryDomains?: readonly string[];
   /** Names of providers present under many suffixes (`yahoo`, `hotmail`). @default [] */
   readonly secondLevel?: readonly string[];
   /**
@@ -71,6 +79,8 @@ interface Index {
   readonly byLength: readonly (readonly Target[] | undefined)[];
   readonly targetSet: ReadonlySet<string>;
   readonly slips: SlipIndex;
+  /** The secondary targets, by their one-edit neighbourhoods. */
+  readonly secondary: OneEditIndex;
   readonly isKnown: (domain: string) => boolean;
   readonly secondLevel: readonly string[];
   readonly secondLevelSet: ReadonlySet<string>;
@@ -146,11 +156,13 @@ export function closestMatch(input: string, candidates: readonly string[], maxEd
 
 /**
  * The best target within its tolerance (plus `bonus`) of `domain`, by distance then rank, never one that
- * only swaps the real suffix of `region` for another country's.
+ * only swaps the real suffix of `region` for another country's; failing one within one edit, the first
+ * secondary target one edit away when `suffix` (the domain's) is a country's.
  */
 function closestTarget(
   index: Index,
   domain: string,
+  suffix: string,
   bonus: number,
   region: RegionalSplit | null,
 ): string | null {
@@ -179,7 +191,15 @@ function closestTarget(
       }
     }
   }
-  return best === undefined ? null : best.domain;
+  if (best !== undefined && bestDistance <= 1) return best.domain;
+  const secondary = GENERIC_SUFFIXES.has(suffix) ? null : closestSecondary(index, domain, region);
+  return secondary ?? best?.domain ?? null;
+}
+
+/** The first secondary target one edit from `domain` that does not swap the country of a regional name. */
+function closestSecondary(index: Index, domain: string, region: RegionalSplit | null): string | null {
+  const regional = region !== null && index.regionalSet.has(region.name) ? `${region.name}.` : null;
+  return index.secondary.closest(domain, (target) => regional === null || !target.startsWith(regional));
 }
 
 /** Edits tolerated when correcting a second-level name: none for 3 letters or fewer, else one. */
@@ -244,7 +264,7 @@ function compute(index: Index, domain: string): string | null {
   const completed = realSuffix ? undefined : index.slips.truncated.get(domain);
   if (completed !== undefined) return completed;
   const region = realSuffix ? { name: info.domainWithoutSuffix ?? '', suffix } : null;
-  const direct = closestTarget(index, domain, realSuffix ? 0 : 1, region);
+  const direct = closestTarget(index, domain, suffix, realSuffix ? 0 : 1, region);
   if (direct !== null) return direct;
   const head = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
   if (head === '' || head.endsWith('.')) return null;
@@ -253,7 +273,11 @@ function compute(index: Index, domain: string): string | null {
   if (fixedSuffix === null) return null;
   const fixed = `${head}.${fixedSuffix}`;
   if (index.isKnown(fixed)) return fixed;
-  return closestTarget(index, fixed, 0, null) ?? secondLevelFix(index, head, fixedSuffix, false) ?? fixed;
+  return (
+    closestTarget(index, fixed, fixedSuffix, 0, null) ??
+    secondLevelFix(index, head, fixedSuffix, false) ??
+    fixed
+  );
 }
 
 function suggesterOf(index: Index): DomainSuggester {
@@ -315,8 +339,10 @@ export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
   if (!Number.isInteger(cacheSize) || cacheSize < 1)
     throw new RangeError('cacheSize must be a positive integer');
   const targets = targetsOf(lists.domains, 0);
+  const secondary = targetsOf(lists.secondaryDomains ?? [], 0).map((target) => target.domain);
   const known = new Set([
     ...targets.map((target) => target.domain),
+    ...secondary,
     ...(lists.protected ?? []).map(normalize),
   ]);
   const secondLevel = (lists.secondLevel ?? []).map(normalize).filter((name) => name !== '');
@@ -328,6 +354,7 @@ export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
       secondLevel,
       secondLevelSet,
       regionalSet: new Set([...secondLevel, ...(lists.regional ?? []).map(normalize)]),
+      secondary: oneEditIndex(secondary),
       topLevel,
       topLevelSet: new Set(topLevel),
       knownNames: namesOf(known, secondLevelSet),

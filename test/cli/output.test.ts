@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,6 +221,18 @@ describe('fileSink', () => {
     expect(await readFile(path, 'utf8')).toBe('new content\n');
     expect((await stat(path)).mode & 0o777).toBe(0o640);
     expect((await readdir(dir)).filter((name) => name.startsWith('.sink.csv.'))).toEqual([]);
+  });
+
+  it('follows a symbolic link: the file it points to gets the content, the link stays', async () => {
+    const real = join(dir, 'sink-real.csv');
+    const link = join(dir, 'sink-link.csv');
+    await writeFile(real, 'old\n');
+    await symlink(real, link);
+    const sink = await fileSink(link, false);
+    await sink.write('new\n');
+    await sink.close();
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(await readFile(real, 'utf8')).toBe('new\n');
   });
 
   it('appends to a copy of the output, and creates a missing one', async () => {

@@ -12,6 +12,8 @@ import type { AxeResults } from 'axe-core';
 import { parse } from 'csv-parse/sync';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BulkJobManager } from '../../src/bulk/manager.js';
+import type { Clock } from '../../src/clock.js';
 import { nodeResolver } from '../../src/dns/node.js';
 import { createServer, type RunningServer } from '../../src/http/node.js';
 import type { Zone } from '../../src/testing/zone.js';
@@ -33,6 +35,9 @@ const zone: Zone = {
   // A catch-all (accept-all) domain: its mail host accepts every recipient, the random probe included.
   'catchall.test': { mx: [{ priority: 10, exchange: 'mx.catchall.test' }] },
   'mx.catchall.test': { a: ['127.0.0.3'] },
+  // A greylisting domain: its mail host answers 450 to the first RCPT TO of each address.
+  'grey.test': { mx: [{ priority: 10, exchange: 'mx.grey.test' }] },
+  'mx.grey.test': { a: ['127.0.0.4'] },
 };
 
 let dns: DnsTestServer;
@@ -40,6 +45,43 @@ let smtp: SmtpServerHarness;
 let catchAllSmtp: SmtpServerHarness;
 let server: RunningServer;
 let browser: Browser;
+
+/** The verifier options of every server here: loopback DNS and SMTP only. */
+function verifierOptions() {
+  return {
+    resolver: nodeResolver({ servers: [dns.address] }),
+    smtpPort: smtp.port,
+    allowAddresses: ['127.0.0.0/8'],
+    allowTlds: ['test'],
+    heloHost: 'console.mailvet-test.net',
+  };
+}
+
+/**
+ * A clock whose timers run when the test says so: the job manager's greylisting retries wait on it, so a
+ * job stays in its wait for as long as the test looks at it, and the retry runs when the test advances it.
+ */
+function manualClock() {
+  let offset = 0;
+  const timers = new Set<() => void>();
+  const clock: Clock = {
+    now: () => Date.now() + offset,
+    setTimeout: (callback) => {
+      timers.add(callback);
+      return callback;
+    },
+    clearTimeout: (handle) => {
+      timers.delete(handle as () => void);
+    },
+  };
+  const advance = (ms: number) => {
+    offset += ms;
+    const due = [...timers];
+    timers.clear();
+    for (const callback of due) callback();
+  };
+  return { clock, advance };
+}
 
 beforeAll(async () => {
   if (!available) return;
@@ -54,13 +96,7 @@ beforeAll(async () => {
     apiKeys: [KEY],
     console: { dir: DIST_CONSOLE_DIR },
     limits: { requestsPerSecond: 10_000, burst: 10_000 },
-    verifierOptions: {
-      resolver: nodeResolver({ servers: [dns.address] }),
-      smtpPort: smtp.port,
-      allowAddresses: ['127.0.0.0/8'],
-      allowTlds: ['test'],
-      heloHost: 'console.mailvet-test.net',
-    },
+    verifierOptions: verifierOptions(),
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 60_000 + BUILD_TIMEOUT_MS);
@@ -71,7 +107,7 @@ afterAll(async () => {
   await Promise.all([dns?.close(), smtp?.close(), catchAllSmtp?.close()]);
 });
 
-async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
+async function signedIn(url = server.url): Promise<{ page: Page; dialogs: string[] }> {
   const context = await browser.newContext({ acceptDownloads: true });
   const page = await context.newPage();
   const dialogs: string[] = [];
@@ -79,7 +115,7 @@ async function signedIn(): Promise<{ page: Page; dialogs: string[] }> {
     dialogs.push(`${dialog.type()}: ${dialog.message()}`);
     void dialog.accept();
   });
-  await page.goto(server.url);
+  await page.goto(url);
   await page.getByLabel('API key').waitFor();
   expect(await seriousViolations(page)).toEqual([]);
   await page.getByLabel('API key').fill('wrong-key');
@@ -331,4 +367,91 @@ describe.skipIf(!available)('the console in Chromium', () => {
         });
     }
   }, 60_000);
+
+  it('says what a job waits for: a greylisted address, its retry time, a ticking clock, the results so far, and a Jobs list that follows the job to complete', async () => {
+    const grey = await startSmtpServer({
+      host: '127.0.0.4',
+      port: smtp.port,
+      greylist: true,
+      mailboxes: { carol: 'ok' },
+    });
+    const { clock, advance } = manualClock();
+    const RETRY_MS = 600_000;
+    const jobs = new BulkJobManager({
+      verifierOptions: verifierOptions(),
+      clock,
+      greylistRetry: { delaysMs: [RETRY_MS] },
+    });
+    const waiting = await createServer({
+      port: 0,
+      host: '127.0.0.1',
+      apiKeys: [KEY],
+      console: { dir: DIST_CONSOLE_DIR },
+      limits: { requestsPerSecond: 10_000, burst: 10_000 },
+      jobs,
+      verifierOptions: verifierOptions(),
+    });
+    try {
+      const { page, dialogs } = await signedIn(waiting.url);
+      await page.getByLabel('Drop a CSV or TXT file here, or choose one').setInputFiles({
+        name: 'contacts.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('alice@good.test\nnobody@good.test\ncarol@grey.test\n'),
+      });
+      await page.getByRole('button', { name: 'Start verification' }).click();
+      const progress = page.locator('#bulk');
+      // Two addresses are done; the third was greylisted and waits for its retry, 10 minutes on.
+      const retries = progress.getByTestId('job-retries');
+      await expect.poll(() => retries.textContent(), { timeout: 30_000 }).toMatch(/^1 address retries at /);
+      const { jobs: listed } = (await (
+        await fetch(`${waiting.url}/v1/bulk`, { headers: { authorization: `Bearer ${KEY}` } })
+      ).json()) as { jobs: { id: string; retries: { waiting: number; next_retry_at: string } }[] };
+      const job = listed[0];
+      expect(job?.retries.waiting).toBe(1);
+      const due = new Date(job?.retries.next_retry_at ?? '');
+      const hhmm = `${String(due.getHours()).padStart(2, '0')}:${String(due.getMinutes()).padStart(2, '0')}`;
+      expect(await retries.textContent()).toBe(`1 address retries at ${hhmm} (greylisting)`);
+      expect(await progress.getByTestId('job-status').textContent()).toBe('processing');
+      expect(await progress.getByTestId('job-percent').textContent()).toBe('66');
+      // The elapsed clock ticks while the job waits (no event comes), and the estimate is a floor up to the retry.
+      const elapsed = progress.getByTestId('job-elapsed');
+      const first = await elapsed.textContent();
+      await expect.poll(() => elapsed.textContent(), { timeout: 10_000 }).not.toBe(first);
+      const left = (await progress.getByTestId('job-left').textContent()) ?? '';
+      expect(left).toMatch(/^at least (9|10) min \d+ s left \(greylisting retries\)$/);
+      expect(left).not.toContain('about 0 s');
+      // The Jobs list shows the job as processing.
+      const row = page.getByTestId('job-row').filter({ hasText: 'contacts.txt' });
+      await expect.poll(() => row.getByTestId('job-row-state').textContent()).toBe('processing');
+      await page.screenshot({ path: join(SHOTS, 'job-waiting.png'), fullPage: true });
+      // The results so far: the two final ones, under the file's name.
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        progress.getByRole('button', { name: 'Download results so far (CSV)' }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe('contacts-verified-partial.csv');
+      const partial = parse(await readFile((await download.path()) as string, 'utf8')) as string[][];
+      expect(partial.slice(1).map((cells) => cells[0])).toEqual(['alice@good.test', 'nobody@good.test']);
+      expect(await seriousViolations(page)).toEqual([]);
+      // The retry comes due: the greylisting server now accepts carol, the job completes, and the Jobs list
+      // says so from the job's events, with no Refresh.
+      advance(RETRY_MS);
+      await expect
+        .poll(() => row.getByTestId('job-row-state').textContent(), { timeout: 30_000 })
+        .toBe('complete');
+      await expect.poll(() => progress.getByTestId('job-status').textContent()).toBe('complete');
+      expect(await progress.getByTestId('job-retries').count()).toBe(0);
+      expect(await progress.getByTestId('count-valid').textContent()).toBe('2');
+      expect(await row.getByRole('button', { name: 'CSV' }).isDisabled()).toBe(false);
+      // carol was asked twice: greylisted, then accepted on the retry (the other RCPT is the catch-all probe).
+      expect(grey.rcpts().filter((rcpt) => rcpt.toLowerCase() === 'carol@grey.test')).toHaveLength(2);
+      await page.screenshot({ path: join(SHOTS, 'job-complete.png'), fullPage: true });
+      expect(dialogs).toEqual([]);
+      await page.context().close();
+    } finally {
+      await waiting.close();
+      await jobs.close();
+      await grey.close();
+    }
+  }, 90_000);
 });

@@ -208,6 +208,22 @@ describe('GET /v1/bulk/{id}/events over a real socket', () => {
     client.close();
   });
 
+  it('ends the stream of a job deleted while it runs with a final deleted event, and releases the listeners', async () => {
+    const { jobs, base, job, state } = await start(20);
+    const client = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A));
+    await waitFor(() => client.events.length === 1);
+    await jobs.delete(job.id, { owner: await tenantOf() });
+    await waitFor(() => client.ended);
+    const last = client.events.at(-1)!;
+    expect(last).toMatchObject({ event: 'deleted', id: '0-end' });
+    expect(JSON.parse(last.data!)).toEqual({ id: job.id, deleted: true });
+    await waitFor(() => state.active === 0);
+    // A reconnect after the end finds no job.
+    const again = connect(`${base}/v1/bulk/${job.id}/events`, auth(KEY_A, { 'last-event-id': last.id! }));
+    await again.opened;
+    expect(again.status).toBe(404);
+  });
+
   it('releases the listeners of 1,000 clients that connect and go away', async () => {
     const { base, job, state } = await start();
     for (let round = 0; round < 20; round++) {

@@ -128,6 +128,53 @@ export const SINGLE_COUNTRY_PROVIDERS = [
   'eircom.net',
 ];
 
+/**
+ * 40 providers of the free list under a country suffix, with names of four letters or more: secondary
+ * suggestion targets (the six the issue named first).
+ */
+export const FREE_TARGET_PROVIDERS = [
+  'gazeta.pl',
+  'email.it',
+  'sapo.pt',
+  'freemail.hu',
+  'walla.co.il',
+  'inbox.lv',
+  'aeiou.pt',
+  'centrum.sk',
+  'chello.nl',
+  'cogeco.ca',
+  'club-internet.fr',
+  'forthnet.gr',
+  'inwind.it',
+  'interfree.it',
+  'luso.pt',
+  'netvision.net.il',
+  'ozemail.com.au',
+  'poste.it',
+  'pochta.ru',
+  'poczta.fm',
+  'spray.se',
+  'supereva.it',
+  'teletu.it',
+  'voila.fr',
+  'zahav.net.il',
+  'zonnet.nl',
+  'zipmail.com.br',
+  'bluemail.ch',
+  'bellnet.ca',
+  'fibertel.com.ar',
+  'singnet.com.sg',
+  'westnet.com.au',
+  'iprimus.com.au',
+  'netspace.net.au',
+  'jubiimail.dk',
+  'eposta.hu',
+  'online.de',
+  'epost.de',
+  'pobox.sk',
+  'oninet.pt',
+];
+
 const NEIGHBOURS: Record<string, string> = {
   q: 'wa',
   w: 'qes',

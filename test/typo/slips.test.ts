@@ -12,6 +12,8 @@ import { suggestDomain } from '../../src/typo/suggest.js';
 import { targetsOf } from '../../src/typo/targets.js';
 import { verify } from '../../src/verifier.js';
 import {
+  FREE_TARGET_PROVIDERS,
+  oneEditTyposOf,
   SINGLE_COUNTRY_PROVIDERS,
   SLIP_KINDS,
   SLIP_PROVIDERS,
@@ -136,5 +138,34 @@ describe('where no slip is suggested', () => {
     // The local part is broken too: the fixed address would still fail, so nothing is suggested.
     expect((await verify('jo hn@gmail.com.', OFFLINE)).did_you_mean).toBeNull();
     expect((await verify('a@.', OFFLINE)).did_you_mean).toBeNull();
+  });
+});
+
+describe('free providers under a country suffix (secondary targets)', () => {
+  it.each(FREE_TARGET_PROVIDERS)('fixes the one-edit typos of %s', (provider) => {
+    const typos = oneEditTyposOf(provider)
+      .map(([typo]) => typo)
+      .filter((typo) => typo !== provider && !known.has(typo) && !allProviders.has(typo));
+    expect(typos.length).toBeGreaterThan(5);
+    const missed = typos.filter((typo) => suggestDomain(typo) !== provider);
+    // One typo of the 1,581 is as close to another provider: `oxemail.com.au` is one edit from both
+    // `ozemail.com.au` and `exemail.com.au`, and the list order decides. Every other one is fixed.
+    expect(missed, missed.join(', ')).toEqual(provider === 'ozemail.com.au' ? ['oxemail.com.au'] : []);
+  });
+
+  it('are corrected within one edit only, after the popular targets', () => {
+    expect(suggestDomain('gazeta.pk')).toBe('gazeta.pl');
+    expect(suggestDomain('gazzeta.pl')).toBe('gazeta.pl');
+    expect(suggestDomain('gzaeta.pm')).toBeNull();
+    expect(suggestDomain('sapo.pr')).toBe('sapo.pt');
+    expect(suggestDomain('walla.co.jl')).toBe('walla.co.il');
+    // A popular target one edit away wins over a secondary one.
+    expect(suggestDomain('gmial.com')).toBe('gmail.com');
+  });
+
+  it('never moves a regional name to another country through them', () => {
+    // hotmail.nl is a secondary target, hotmail.nu is one edit from it: a regional name keeps its country.
+    expect(suggestDomain('hotmail.nu')).toBeNull();
+    expect(suggestDomain('hotmial.nl')).toBe('hotmail.nl');
   });
 });

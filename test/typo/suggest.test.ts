@@ -217,6 +217,24 @@ describe('createDomainSuggester', () => {
     expect(suggester.suggest('yahoo.fr')).toBeNull();
   });
 
+  it('corrects to a secondary target within one edit, after the targets, for a country suffix only', () => {
+    const suggester = createDomainSuggester({
+      domains: ['gmail.com', 'gazeta.com'],
+      secondaryDomains: ['gazeta.pl', 'abcd.co', 'abce.co'],
+    });
+    expect(suggester.suggest('gazeta.pk')).toBe('gazeta.pl');
+    expect(suggester.suggest('gazetx.pl')).toBe('gazeta.pl');
+    expect(suggester.suggest('gazeta.pl')).toBeNull();
+    // Two edits is too far for a secondary target; a target within one edit comes first.
+    expect(suggester.suggest('gaztex.pl')).toBeNull();
+    expect(suggester.suggest('gazeta.co')).toBe('gazeta.com');
+    // `abcd.com` is one edit from `abcd.co`, but an input under com, net or org never meets them.
+    expect(suggester.suggest('abcd.com')).toBeNull();
+    expect(suggester.suggest('abcd.cx')).toBe('abcd.co');
+    // The first of two secondary targets one edit away wins.
+    expect(suggester.suggest('abcx.co')).toBe('abcd.co');
+  });
+
   it('does nothing with empty lists', () => {
     const suggester = createDomainSuggester({ domains: [] });
     expect(suggester.suggest('gmial.com')).toBeNull();

@@ -11,6 +11,18 @@ import { createReplyParser, printable } from '../reply.js';
 import type { CommandOptions, LineChannel, SmtpReply, SmtpStage, TranscriptHook } from '../types.js';
 import { DEFAULT_QUIT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, type SessionOptions } from './options.js';
 
+/**
+ * Whether `code`, read as the reply to QUIT, keeps the session in step: `221`, or `421` (the server closing, as
+ * Postfix answers the command after its hard error limit). Anything else is another command's reply, shifted. The
+ * caller also checks that no line follows it.
+ * @example
+ * answersQuit(421); // true
+ * answersQuit(550); // false
+ */
+export function answersQuit(code: number): boolean {
+  return code === 221 || code === 421;
+}
+
 /** What the stages of a session share. */
 export interface SessionCore {
   readonly channel: LineChannel;
@@ -28,7 +40,7 @@ export interface SessionCore {
   lastReply: SmtpReply | undefined;
   /** A line came that no command asked for, or a reply was missing: later replies cannot be trusted. */
   outOfStep: boolean;
-  /** Once QUIT's reply was waited for: whether it was `221` with nothing after it. */
+  /** Once QUIT's reply was waited for: whether it was `221` or `421` with nothing after it. */
   quitInStep: boolean | undefined;
   /** Marks the session unusable and closes the channel. */
   close(): void;
@@ -59,7 +71,8 @@ export interface SessionCore {
   drain(stage: SmtpStage): Promise<void>;
   /**
    * After the last reply of a pipelined group: whether the session is proven in step. Waits for what the server
-   * already sent; when `quit` ended the group, a pending line is read as the reply to QUIT and must be `221`; any
+   * already sent; when `quit` ended the group, a pending line is read as the reply to QUIT and must be `221` or
+   * `421` ({@link answersQuit}); any
    * line beyond that is one no command asked for. Closes the session and resolves `false` when out of step.
    */
   confirmInStep(quit: boolean): Promise<boolean>;
@@ -201,7 +214,7 @@ export function createSessionCore(channel: LineChannel, options: SessionOptions)
         try {
           const reply = await core.readReply('quit', limitAt, {});
           core.quitSent = false; // its reply is read: quit() only closes
-          core.quitInStep = reply.code === 221;
+          core.quitInStep = answersQuit(reply.code);
         } catch {
           core.quitInStep = false; // readReply closed the session
         }

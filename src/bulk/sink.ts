@@ -1,0 +1,357 @@
+/**
+ * Where a job's final results go: buffered as they come, handed to the store in batches, in order with the job's
+ * other store calls, and read back. How a batch reaches the store is the one thing that differs between stores,
+ * chosen once: {@link memoryResults} hands each batch over at once and saves the record after it;
+ * {@link durableResults} commits results, record and greylisting retries in one transaction, about once a second,
+ * and holds a job back while the database is behind.
+ * @module
+ */
+import type { VerificationResult } from '../result.js';
+import { JobFailedError, JobNotFoundError, StoreError } from './errors.js';
+import { isFinished, type LiveJob, recordOf, snapshot } from './job.js';
+import type { DurableJobStore, JobError, JobEventName, JobStore, StoredRetry } from './job-types.js';
+
+/** Positions a stream reads from the store at once. */
+const STREAM_PAGE = 256;
+/** Results handed to a store in one call, at most (fewer when the job goes idle or a reader waits). */
+const FLUSH_SIZE = 256;
+/**
+ * Longest time a durable store's job keeps final results unwritten while verifications go on, in milliseconds:
+ * what a crash can cost is re-verifying about this much work.
+ */
+const DURABLE_FLUSH_MS = 1000;
+/** Results a durable store gets in one transaction, at most (unless a reader waits or the job goes idle). */
+const DURABLE_FLUSH_SIZE = 4096;
+/**
+ * Most final results of one job waiting for a durable store's write: past it the job takes no new work until
+ * the store catches up, so that a slow database bounds memory instead of letting results pile up.
+ */
+const MAX_UNWRITTEN = 16_384;
+
+/** How final results reach one kind of store: the part of the sink that differs between stores. */
+export interface StoreWrites {
+  /** True when the job's buffered results should be flushed now, beyond the sink's own reasons. */
+  due(job: LiveJob): boolean;
+  /** A greylisted position starts waiting for its retry. */
+  waiting(job: LiveJob, retry: StoredRetry): void;
+  /**
+   * Hands results accounted for in the job's counts to the store, or keeps them for the next commit (then it
+   * returns nothing to wait for).
+   */
+  write(job: LiveJob, positions: number[], results: VerificationResult[]): Promise<void> | undefined;
+  /** Saves the changed record of a job whose store works (with the results kept for it, in one commit). */
+  save(job: LiveJob): Promise<void>;
+  /** Adds the results in memory that the store may not have yet to `into` (by position). */
+  unwritten(job: LiveJob, into: Map<number, VerificationResult>): void;
+  /** The stored results at the distinct `positions`. */
+  storedAt(job: LiveJob, positions: readonly number[]): Promise<(VerificationResult | undefined)[]>;
+  /** True when the store is behind on the job's results: it takes no new work until a flush ends. */
+  backlogged(job: LiveJob): boolean;
+  /** True when the end of a flush may let a held-back job run again. */
+  readonly paced: boolean;
+}
+
+/** What the sink reaches of the engine. */
+export interface SinkContext {
+  /** Fails the job (a broken store, a lost result). */
+  fail(job: LiveJob, error: JobError): void;
+  /** The store failed `operation`: a lost lease hands the job over, anything else fails it. */
+  storeFailed(job: LiveJob, operation: string, error: unknown): void;
+  /** Marks a processing job whose every position is final `complete`. */
+  complete(job: LiveJob): void;
+  /** Tells the listeners of `event`. */
+  emit(event: JobEventName, job: LiveJob): void;
+  /** Wakes the streams of the job. */
+  wake(job: LiveJob): void;
+  /** Offers the job to the scheduler again and starts verifications. */
+  ready(job: LiveJob): void;
+}
+
+/** The message of a job failed by its store. */
+export function storeMessage(operation: string, error: unknown): string {
+  return `the job store failed to ${operation}${error instanceof Error ? `: ${error.message}` : ''}`;
+}
+
+/** Keeps results the store refused (or never got) in memory, so that none is lost. */
+function keep(job: LiveJob, positions: readonly number[], results: readonly VerificationResult[]): void {
+  job.unsaved ??= new Map();
+  for (let i = 0; i < positions.length; i++) job.unsaved.set(positions[i]!, results[i]!);
+}
+
+/** A store that is not durable: each batch is handed over at once; the record is saved after it. */
+export function memoryResults(store: JobStore, context: Pick<SinkContext, 'fail'>): StoreWrites {
+  return {
+    due: (job) => job.bufferPositions.length >= FLUSH_SIZE,
+    waiting() {},
+    async write(job, positions, results) {
+      if (!job.storeBroken) {
+        try {
+          await store.putResults(job.id, positions, results);
+          return;
+        } catch (error) {
+          job.storeBroken = true;
+          keep(job, positions, results);
+          context.fail(job, { code: 'store_error', message: storeMessage('write results', error) });
+          return;
+        }
+      }
+      keep(job, positions, results);
+    },
+    async save(job) {
+      job.dirty = false;
+      try {
+        await store.saveJob(recordOf(job));
+      } catch (error) {
+        job.storeBroken = true;
+        context.fail(job, { code: 'store_error', message: storeMessage('save the job', error) });
+      }
+    },
+    unwritten() {},
+    async storedAt(job, positions) {
+      const found: (VerificationResult | undefined)[] = [];
+      for (const position of positions) found.push((await store.getResults(job.id, position, 1))[0]);
+      return found;
+    },
+    backlogged: () => false,
+    paced: false,
+  };
+}
+
+/** A durable store: results, record and new retries go in one commit, at least every {@link DURABLE_FLUSH_MS}. */
+export function durableResults(
+  store: DurableJobStore,
+  context: Pick<SinkContext, 'storeFailed'>,
+): StoreWrites {
+  return {
+    due: (job) =>
+      job.bufferPositions.length >= DURABLE_FLUSH_SIZE ||
+      performance.now() - job.flushedAt >= DURABLE_FLUSH_MS,
+    waiting(job, retry) {
+      job.retryWrites.push(retry);
+      job.dirty = true;
+    },
+    write(job, positions, results) {
+      if (job.storeBroken) {
+        keep(job, positions, results);
+        return undefined;
+      }
+      for (let i = 0; i < positions.length; i++) {
+        job.commitPositions.push(positions[i]!);
+        job.commitResults.push(results[i]!);
+      }
+      return undefined;
+    },
+    async save(job) {
+      const positions = job.commitPositions;
+      const results = job.commitResults;
+      const retries = job.retryWrites;
+      job.commitPositions = [];
+      job.commitResults = [];
+      job.retryWrites = [];
+      job.dirty = false;
+      try {
+        await store.putResults(job.id, positions, results, { record: recordOf(job), retries });
+      } catch (error) {
+        keep(job, positions, results);
+        context.storeFailed(job, 'write results', error);
+      }
+    },
+    unwritten(job, into) {
+      for (let k = 0; k < job.commitPositions.length; k++)
+        into.set(job.commitPositions[k]!, job.commitResults[k]!);
+    },
+    storedAt: (job, positions) => store.getResultsAt(job.id, positions),
+    backlogged: (job) => job.bufferPositions.length + job.commitPositions.length >= MAX_UNWRITTEN,
+    paced: true,
+  };
+}
+
+/** Runs a job's store calls in order, flushes its results through {@link StoreWrites}, and reads them back. */
+export class ResultSink {
+  readonly #store: JobStore;
+  readonly #writes: StoreWrites;
+  readonly #context: SinkContext;
+
+  constructor(store: JobStore, writes: StoreWrites, context: SinkContext) {
+    this.#store = store;
+    this.#writes = writes;
+    this.#context = context;
+  }
+
+  /** Runs `operation` after every earlier store call of `job`. */
+  enqueue<T>(job: LiveJob, operation: () => T | Promise<T>): Promise<T> {
+    const run = job.chain.then(operation);
+    job.chain = run.then(noop, noop);
+    return run;
+  }
+
+  /** Flushes the job once its earlier store calls are done (once, however often it is asked meanwhile). */
+  scheduleFlush(job: LiveJob): void {
+    if (job.flushQueued || job.deleted) return;
+    job.flushQueued = true;
+    void this.enqueue(job, () => this.#flush(job));
+  }
+
+  /** A verification of the job settled: flushes when a batch is full, the job went idle or a reader waits. */
+  settled(job: LiveJob): void {
+    if (this.#writes.due(job) || job.inFlight === 0 || job.waiters.length > 0) this.scheduleFlush(job);
+  }
+
+  /** A greylisted position starts waiting for its retry. */
+  waiting(job: LiveJob, retry: StoredRetry): void {
+    this.#writes.waiting(job, retry);
+  }
+
+  /** True when the store is behind on the job's results. */
+  backlogged(job: LiveJob): boolean {
+    return this.#writes.backlogged(job);
+  }
+
+  /** Writes what is pending to the store and waits for every store call of `job` so far. */
+  async sync(job: LiveJob): Promise<void> {
+    if (job.bufferPositions.length > 0 || job.dirty || (job.work?.copies.length ?? 0) > 0) {
+      this.scheduleFlush(job);
+    }
+    await job.chain;
+  }
+
+  /** Positions `offset` to `offset + count - 1` (in order), from the store and the results it refused. */
+  async read(job: LiveJob, offset: number, count: number): Promise<(VerificationResult | undefined)[]> {
+    if (count === 0) return [];
+    let stored: ReadonlyArray<VerificationResult | undefined>;
+    try {
+      stored = await this.enqueue(job, () => this.#store.getResults(job.id, offset, count));
+    } catch (error) {
+      throw new StoreError('read results', error);
+    }
+    const page: (VerificationResult | undefined)[] = [];
+    for (let i = 0; i < count; i++) page.push(stored[i] ?? job.unsaved?.get(offset + i));
+    return page;
+  }
+
+  /**
+   * Results in input order from `offset`, each yielded once it and every earlier one are final; ends when the job
+   * is complete. A failed job yields the results it has (skipping gaps), then throws `job_failed`; a deleted one
+   * throws `job_not_found`.
+   */
+  async *stream(job: LiveJob, offset: number): AsyncGenerator<VerificationResult, void, undefined> {
+    let position = offset;
+    for (;;) {
+      if (job.deleted) throw new JobNotFoundError(job.id);
+      await this.sync(job);
+      if (job.deleted) throw new JobNotFoundError(job.id);
+      const version = job.version;
+      if (position < job.total) {
+        const page = await this.read(job, position, Math.min(STREAM_PAGE, job.total - position));
+        let ready = 0;
+        while (ready < page.length && page[ready] !== undefined) ready++;
+        for (let i = 0; i < ready; i++) yield page[i]!;
+        position += ready;
+        if (ready === page.length) continue;
+      } else if (job.status === 'complete') {
+        return;
+      }
+      if (job.status === 'failed') {
+        yield* this.#rest(job, position);
+        throw new JobFailedError(snapshot(job));
+      }
+      if (job.version !== version) continue;
+      const changed = new Promise<void>((resolve) => job.waiters.push(resolve));
+      // Results buffered since the sync above are flushed now that a reader waits (flushing wakes it).
+      if (job.bufferPositions.length > 0) this.scheduleFlush(job);
+      await changed;
+    }
+  }
+
+  /** The results a failed job has from `position` on, skipping gaps. */
+  async *#rest(job: LiveJob, position: number): AsyncGenerator<VerificationResult, void, undefined> {
+    for (let at = position; at < job.total; at += STREAM_PAGE) {
+      const page = await this.read(job, at, Math.min(STREAM_PAGE, job.total - at));
+      for (const result of page) if (result !== undefined) yield result;
+    }
+  }
+
+  /** Hands buffered results and copies to the store, then saves the metadata and tells listeners. Never throws. */
+  async #flush(job: LiveJob): Promise<void> {
+    job.flushQueued = false;
+    job.flushedAt = performance.now();
+    if (job.deleted) return;
+    const before = job.completed;
+    const positions = job.bufferPositions;
+    const results = job.bufferResults;
+    job.bufferPositions = [];
+    job.bufferResults = [];
+    if (positions.length > 0) await this.#write(job, positions, results);
+    if (job.deleted) return;
+    const copies = job.work?.copies ?? [];
+    if (copies.length > 0) {
+      job.work!.copies = [];
+      await this.#copy(job, copies);
+      if (job.deleted) return;
+    }
+    const completes = job.status === 'processing' && job.completed === job.total;
+    if (completes) this.#context.complete(job);
+    if (job.dirty && !job.storeBroken) {
+      await this.#writes.save(job);
+      if (job.deleted) return;
+    }
+    if (job.completed !== before) this.#context.emit('progress', job);
+    if (completes) this.#context.emit('complete', job);
+    if (isFinished(job) && job.inFlight === 0 && (job.work?.copies.length ?? 0) === 0) {
+      job.work = null; // the deduplication index and queues are no longer needed
+      job.retries = null;
+    }
+    this.#context.wake(job);
+    if (this.#writes.paced) this.#context.ready(job); // it may have waited for this write (backpressure)
+  }
+
+  /** Counts results in the job, then hands them to the store. */
+  async #write(job: LiveJob, positions: number[], results: VerificationResult[]): Promise<void> {
+    job.completed += positions.length;
+    for (const result of results) job.counts[result.status]++;
+    job.dirty = true;
+    const written = this.#writes.write(job, positions, results);
+    if (written !== undefined) await written;
+  }
+
+  /** Fills duplicates of addresses whose result was final already when they were added. */
+  async #copy(job: LiveJob, pairs: readonly number[]): Promise<void> {
+    // Results still in memory: refused by the store, or final while this flush ran (still buffered).
+    const local = new Map<number, VerificationResult>(job.unsaved ?? []);
+    this.#writes.unwritten(job, local);
+    for (let k = 0; k < job.bufferPositions.length; k++)
+      local.set(job.bufferPositions[k]!, job.bufferResults[k]!);
+    const missing: number[] = [];
+    for (let i = 0; i < pairs.length; i += 2) if (!local.has(pairs[i]!)) missing.push(pairs[i]!);
+    const stored = new Map<number, VerificationResult | undefined>();
+    const distinct = [...new Set(missing)];
+    try {
+      if (distinct.length > 0) {
+        const found = await this.#writes.storedAt(job, distinct);
+        for (let i = 0; i < distinct.length; i++) stored.set(distinct[i]!, found[i]);
+      }
+    } catch (error) {
+      job.storeBroken = true;
+      this.#context.fail(job, { code: 'store_error', message: storeMessage('read results', error) });
+      return;
+    }
+    const positions: number[] = [];
+    const results: VerificationResult[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const from = pairs[i]!;
+      const result = local.get(from) ?? stored.get(from);
+      if (result === undefined) {
+        this.#context.fail(job, {
+          code: 'store_error',
+          message: `the job store lost the result at position ${from}`,
+        });
+        return;
+      }
+      positions.push(pairs[i + 1]!);
+      results.push(result);
+    }
+    await this.#write(job, positions, results);
+  }
+}
+
+const noop = (): void => {};

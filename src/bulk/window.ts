@@ -1,0 +1,169 @@
+/**
+ * Where a job's addresses wait to be verified. Without a durable store they go straight into the job's work
+ * ({@link memoryInputs}); a durable store keeps them, and a job reads them back a window at a time
+ * ({@link inputWindow}), so that a process holds a window of addresses per job, not the whole list.
+ * @module
+ */
+import { isFinished, type LiveJob, recordOf } from './job.js';
+import type { DurableJobStore, JobStore, StoredRetry } from './job-types.js';
+import type { RetrySchedule } from './retry.js';
+import { hashedSeenIndex } from './seen-index.js';
+import { domainKey, JobWork } from './work.js';
+
+/** Durable stores: addresses of a job read from the store at once (the job's window). */
+const WINDOW = 32_768;
+/** Durable stores: a job reads its next window when fewer tasks than this are queued. */
+const REFILL_BELOW = 16_384;
+
+/** How the engine hands a job's addresses over, and gets them back as work. */
+export interface JobInputs {
+  /** A new job's pending work. */
+  newWork(): JobWork;
+  /** True when the write of `count` new inputs carries the job's record too (so no separate save is needed). */
+  carriesRecord(count: number): boolean;
+  /**
+   * Takes the addresses at positions `first`, `first + 1`, ... of `job` (its `total` counts them already), with
+   * their CSV rows if given; returns the store write the caller must wait for, if any.
+   */
+  append(
+    job: LiveJob,
+    first: number,
+    emails: readonly string[],
+    rows?: readonly string[],
+  ): Promise<void> | undefined;
+  /** Reads the job's next addresses into its work when it runs low (no-op when they are all in memory). */
+  refill(job: LiveJob): void;
+}
+
+/** What the inputs reach of the engine. */
+export interface InputsContext {
+  /** Runs `operation` after every earlier store call of `job`. */
+  enqueue<T>(job: LiveJob, operation: () => T | Promise<T>): Promise<T>;
+  /** Flushes the job soon (its work has copies of final results to write). */
+  scheduleFlush(job: LiveJob): void;
+  /** Offers the job to the scheduler again and starts verifications. */
+  ready(job: LiveJob): void;
+  /** The store failed `operation` for the job. */
+  storeFailed(job: LiveJob, operation: string, error: unknown): void;
+  /** The job's greylisting retries (made if the job has none yet). */
+  retries(job: LiveJob): RetrySchedule | null;
+}
+
+/** Every address in memory, in the job's work; rows, if any, written to the store ahead of any result. */
+export function memoryInputs(store: JobStore, perDomain: number, context: InputsContext): JobInputs {
+  return {
+    newWork: () => new JobWork(perDomain),
+    carriesRecord: () => false,
+    append(job, first, emails, rows) {
+      // Queued ahead of any result of these positions (a store keeps a row before its result).
+      const saved =
+        rows === undefined ? undefined : context.enqueue(job, () => store.putRows?.(job.id, first, rows));
+      job.work!.add(emails, first);
+      if (job.work!.copies.length > 0) context.scheduleFlush(job);
+      return saved;
+    },
+    refill() {},
+  };
+}
+
+/** {@link JobInputs} that also rebuild a taken-over job's work from the store. */
+export interface InputWindow extends JobInputs {
+  /**
+   * Rebuilds the pending work of a recovered job from its stored inputs: positions with a final result are
+   * skipped, duplicates follow their first position again, greylisted positions wait for their stored due time.
+   * Reads everything before it changes the job, so a read that fails can simply be tried again.
+   */
+  restore(job: LiveJob): Promise<void>;
+}
+
+/** A durable store's addresses, read back a window at a time (its jobs keep hashes in their deduplication index). */
+export function inputWindow(store: DurableJobStore, perDomain: number, context: InputsContext): InputWindow {
+  const newWork = (): JobWork => new JobWork(perDomain, hashedSeenIndex());
+
+  /**
+   * Reads the job's next window of inputs from the store when its queue runs low. It reads only inputs whose
+   * write (by `append`) has committed.
+   */
+  function refill(job: LiveJob): void {
+    if (job.loading || job.deleted || job.work === null || isFinished(job)) return;
+    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= REFILL_BELOW) return;
+    job.loading = true;
+    const from = job.loadedUpTo;
+    const count = Math.min(WINDOW, job.storedUpTo - from);
+    const load = async (): Promise<void> => {
+      if (job.deleted || job.work === null) return;
+      const emails = await store.getInputs(job.id, from, count);
+      if (emails.length !== count) {
+        throw new Error(`the store holds ${emails.length} of the ${count} addresses from position ${from}`);
+      }
+      const restored = job.restored !== null && from < job.restored.upTo ? job.restored : undefined;
+      job.work.add(emails, from, restored);
+      job.loadedUpTo = from + count;
+      if (job.restored !== null && job.loadedUpTo >= job.restored.upTo) job.restored = null;
+      if (job.work.copies.length > 0) context.scheduleFlush(job);
+    };
+    // Off the job's chain of writes: these inputs are committed already, so the read need not wait for results.
+    load().then(
+      () => {
+        job.loading = false;
+        context.ready(job);
+        refill(job);
+      },
+      (error: unknown) => {
+        job.loading = false;
+        context.storeFailed(job, 'read the addresses', error);
+      },
+    );
+  }
+
+  return {
+    newWork,
+    carriesRecord: (count) => count > 0,
+    append(job, first, emails, rows) {
+      // The addresses go to the store only, with the record in one transaction, ahead of anything that could
+      // start; the job reads them back a window at a time (refill).
+      const record = recordOf(job);
+      const saved = context.enqueue(job, () =>
+        rows === undefined
+          ? store.putInputs(record, first, emails)
+          : store.putInputs(record, first, emails, rows),
+      );
+      saved.then(
+        () => {
+          job.storedUpTo = Math.max(job.storedUpTo, first + emails.length);
+          refill(job);
+        },
+        () => {}, // the caller of append reports it
+      );
+      return saved;
+    },
+    refill,
+    async restore(job) {
+      const final = new Uint8Array((job.total >>> 3) + 1);
+      for (const position of await store.finalPositions(job.id))
+        final[position >>> 3]! |= 1 << (position & 7);
+      const waiting = new Map((await store.getRetries(job.id)).map((retry) => [retry.position, retry]));
+      const retried: { retry: StoredRetry; email: string }[] = [];
+      for (const retry of waiting.values()) {
+        const [email] = await store.getInputs(job.id, retry.position, 1);
+        if (email !== undefined) retried.push({ retry, email });
+      }
+      // Everything is read: the job changes only from here on, so a read that failed can simply be tried again.
+      job.work = newWork();
+      job.loadedUpTo = 0;
+      job.storedUpTo = job.total;
+      job.restored = {
+        upTo: job.total,
+        isFinal: (position: number) => (final[position >>> 3]! & (1 << (position & 7))) !== 0,
+        isWaiting: (position: number) => waiting.has(position),
+      };
+      const retries = context.retries(job);
+      for (const { retry, email } of retried) {
+        const task = { position: retry.position, email, key: domainKey(email), attempt: retry.attempt };
+        job.interim.set(retry.position, retry.result);
+        if (retries === null) job.work.retry({ ...task, attempt: 0 });
+        else retries.restore(task, retry.dueAt);
+      }
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The options of `bullmqRunner`: their defaults and their one-time validation.
+ * @module
+ */
+import { OptionsError } from '../errors.js';
+import type { FleetOptions } from './connection.js';
+
+/** Options of {@link bullmqRunner}. */
+export interface BullmqRunnerOptions extends FleetOptions {
+  /** Most positions in one chunk (the unit a worker takes; positions of a domain are kept together). @default 100 */
+  readonly chunkSize?: number;
+  /**
+   * How often this API node checks that the queue holds the work the database says is pending, in milliseconds:
+   * inputs never queued (a node died between the two writes), Redis emptied (lost its data), greylisting
+   * retries overdue. @default 5000
+   */
+  readonly reconcileMs?: number;
+  /**
+   * How long after its due time a greylisting retry waits for the worker that was greylisted before any worker
+   * may take it, in milliseconds. @default 60000
+   */
+  readonly retryFallbackMs?: number;
+  /** Longest wait of a stream for an event before it looks at the store again, in milliseconds. @default 1000 */
+  readonly pollMs?: number;
+  /**
+   * Runs of a chunk that fails with an error that is not the database being out of reach (the database refuses
+   * its results, the worker's verifier is disposed), 1-50, with exponential backoff from 1 s between them: when
+   * the last one fails, the job becomes `failed`. @default 5
+   */
+  readonly chunkAttempts?: number;
+}
+
+/** The defaults of {@link BullmqRunnerOptions}. */
+export const RUNNER_DEFAULTS = Object.freeze({
+  chunkSize: 100,
+  reconcileMs: 5000,
+  retryFallbackMs: 60_000,
+  pollMs: 1000,
+  chunkAttempts: 5,
+});
+
+/** The runner's validated settings. */
+export type RunnerSettings = Readonly<Record<keyof typeof RUNNER_DEFAULTS, number>>;
+
+function int(value: unknown, key: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(key, `must be an integer ${min}-${max}`);
+  }
+  return value;
+}
+
+/** Validates the runner's own options (an `OptionsError` names a bad one) and fills in the defaults. */
+export function runnerSettings(options: BullmqRunnerOptions): RunnerSettings {
+  return {
+    chunkSize: int(options.chunkSize, 'chunkSize', RUNNER_DEFAULTS.chunkSize, 1, 10_000),
+    reconcileMs: int(options.reconcileMs, 'reconcileMs', RUNNER_DEFAULTS.reconcileMs, 100, 3_600_000),
+    retryFallbackMs: int(
+      options.retryFallbackMs,
+      'retryFallbackMs',
+      RUNNER_DEFAULTS.retryFallbackMs,
+      0,
+      86_400_000,
+    ),
+    pollMs: int(options.pollMs, 'pollMs', RUNNER_DEFAULTS.pollMs, 10, 60_000),
+    chunkAttempts: int(options.chunkAttempts, 'chunkAttempts', RUNNER_DEFAULTS.chunkAttempts, 1, 50),
+  };
+}
