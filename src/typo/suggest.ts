@@ -16,6 +16,7 @@ import {
   normalize,
   PARSE,
   type Target,
+  targetDomainsOf,
   targetsOf,
 } from './targets.js';
 
@@ -339,7 +340,7 @@ export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
   if (!Number.isInteger(cacheSize) || cacheSize < 1)
     throw new RangeError('cacheSize must be a positive integer');
   const targets = targetsOf(lists.domains, 0);
-  const secondary = targetsOf(lists.secondaryDomains ?? [], 0).map((target) => target.domain);
+  const secondary = targetDomainsOf(lists.secondaryDomains ?? []);
   const known = new Set([
     ...targets.map((target) => target.domain),
     ...secondary,
