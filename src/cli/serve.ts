@@ -14,7 +14,6 @@ import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
   type CliSettings,
   integer,
-  optionsUsageError,
   readSettings,
   type Sourced,
   single,
@@ -25,6 +24,7 @@ import {
 import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import {
   damageWarnings,
   openStore,
