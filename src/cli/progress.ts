@@ -6,7 +6,8 @@
 import type { Writable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import { STATUSES, type Status } from '../result.js';
-import { plain, type Style } from './style.js';
+import { DEFAULT_COLUMNS, fitProgressLine } from './progress-line.js';
+import type { Style } from './style.js';
 
 /** Options of {@link createProgress}. */
 export interface ProgressOptions {
@@ -97,25 +98,19 @@ export function createProgress(options: ProgressOptions): Progress {
       stream: options.stream,
       hideCursor: true,
       fps: 8,
-      format: (_options, params) => {
-        const width = 20;
-        const filled = total ? Math.round(Math.min(1, params.value / total) * width) : 0;
-        const drawn = total === undefined ? '' : `${'█'.repeat(filled)}${'░'.repeat(width - filled)} `;
-        const counted = (statuses: readonly Status[]) =>
-          statuses.map((status) => style.status(status, `${status} ${snapshot.counts[status]}`)).join(' ');
-        const head = progressLine(snapshot, total, startDone).split(' | ')[0] ?? '';
-        const all = counted(STATUSES);
-        // Narrower terminals drop the bar, then the statuses still at zero; a line that still does not fit is
-        // cut as plain text, so that no colour code is left open.
-        const lines = [
-          `${drawn}${head} | ${all}`,
-          `${head} | ${all}`,
-          `${head} | ${counted(STATUSES.filter((status) => snapshot.counts[status] > 0))}`,
-        ];
-        const columns = (options.stream as { columns?: number }).columns ?? 80;
-        return (
-          lines.find((line) => plain(line).length < columns) ?? plain(lines[2] ?? '').slice(0, columns - 1)
-        );
+      // The line is drawn from the latest snapshot, its clock read at each frame so the rate and ETA move on
+      // while no row finishes; its width is read at each frame too, so a resized terminal gets a fitting line.
+      format: () => {
+        const current = { ...snapshot, elapsedMs: options.now() - started };
+        const view = {
+          done: current.done,
+          total,
+          rate: formatRate(current.done - startDone, current.elapsedMs),
+          eta: eta(current, total, startDone),
+          counts: current.counts,
+        };
+        const columns = (options.stream as { columns?: number }).columns ?? DEFAULT_COLUMNS;
+        return fitProgressLine(view, columns, style);
       },
     });
     bar.start(total ?? 0, startDone);
