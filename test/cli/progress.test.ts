@@ -72,6 +72,35 @@ describe('createProgress without a terminal', () => {
   });
 });
 
+describe('createProgress while greylisting retries wait', () => {
+  it('says how many rows retry and when, and the ETA waits for the last retry instead of saying 0', () => {
+    let now = new Date(2026, 10, 27, 14, 0, 0).getTime();
+    const out = capture();
+    let waiting: { count: number; nextDueMs: number; lastDueMs: number } | undefined;
+    const progress = createProgress({
+      stream: out.stream,
+      tty: false,
+      style: createStyle(false),
+      total: 10,
+      counts: emptyCounts(),
+      now: () => now,
+      intervalMs: 1000,
+      retries: () => waiting,
+    });
+    now += 1000;
+    waiting = { count: 2, nextDueMs: now + 60_000, lastDueMs: now + 300_000 };
+    progress.update(9, { ...emptyCounts(), valid: 9 });
+    waiting = undefined;
+    now += 1000;
+    progress.update(10, { ...emptyCounts(), valid: 10 });
+    progress.stop();
+    expect(out.text().trim().split('\n')).toEqual([
+      'mailvet: 9/10 rows (90.0%), 9.0/s, ETA 5m00s | valid 9, invalid 0, catch_all 0, unknown 0, do_not_mail 0 | 2 addresses retry at 14:01 (greylisting)',
+      'mailvet: 10/10 rows (100.0%), 5.0/s, ETA 0ms | valid 10, invalid 0, catch_all 0, unknown 0, do_not_mail 0',
+    ]);
+  });
+});
+
 describe('createProgress on a terminal', () => {
   it('draws a cli-progress bar with done/total, rate, ETA and coloured counts', () => {
     const out = capture(true);
