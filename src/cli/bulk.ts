@@ -18,17 +18,11 @@ import { type Status, type SubStatus, type VerificationResult, verdictOf } from 
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, type ParsedArgs, parseArgs } from './args.js';
-import {
-  type CliSettings,
-  optionsUsageError,
-  readSettings,
-  single,
-  VERIFY_FLAGS,
-  verifyOptionsOf,
-} from './config.js';
+import { type CliSettings, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
 import { type GreylistRetrier, greylistDelaysOf, greylistRetrier } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import {
   emptyCounts,
   fileSink,

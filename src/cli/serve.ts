@@ -14,7 +14,6 @@ import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
   type CliSettings,
   integer,
-  optionsUsageError,
   readSettings,
   single,
   switched,
@@ -25,6 +24,7 @@ import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPla
 import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import {
   damageWarnings,
   openStore,
