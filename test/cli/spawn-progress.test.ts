@@ -3,13 +3,16 @@
  * width the terminal reports through `process.stderr.columns`, as a user's terminal does.
  */
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockTime } from '../../src/cli/progress-line.js';
 import { plain } from '../../src/cli/style.js';
 import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
+import { startDnsServer } from '../support/dns-server.js';
 import { BIN } from '../support/mailvet-bin.js';
-import { tempDir } from './support.js';
+import { startSmtpServer } from '../support/smtp-server.js';
+import { parseCsv, tempDir } from './support.js';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS);
@@ -20,10 +23,11 @@ afterAll(async () => {
   await dir.remove();
 });
 
-/** Runs `mailvet bulk` on a pseudo-terminal `columns` wide; returns what the terminal received. */
-async function onTerminal(columns: number, list: string, out: string): Promise<string> {
+/** Runs `mailvet bulk <list> -o <out> ...flags` on a pseudo-terminal `columns` wide; returns what it showed. */
+async function onTerminal(columns: number, list: string, out: string, flags = ['--no-dns']): Promise<string> {
   const quoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
-  const command = `stty cols ${columns} rows 24; exec ${quoted(process.execPath)} ${quoted(BIN)} bulk ${quoted(list)} --no-dns -o ${quoted(out)}`;
+  const argv = [process.execPath, BIN, 'bulk', list, '-o', out, ...flags].map(quoted).join(' ');
+  const command = `stty cols ${columns} rows 24; exec ${argv}`;
   const { stdout } = await promisify(execFile)('script', ['-qfec', command, '/dev/null'], {
     env: { PATH: process.env.PATH ?? '', TERM: 'xterm' },
   });
@@ -53,4 +57,40 @@ describe('mailvet bulk on a terminal (spawned)', () => {
       expect(shown.at(-1)).toMatch(/^6\/6 .*\| inv 2 unk 2 dnm 2$/);
     },
   );
+
+  it("says while a greylisted address waits for its retry, then writes the retry's answer", async () => {
+    const dns = await startDnsServer({
+      'grey.test': { mx: [{ priority: 10, exchange: 'mx.grey.test' }] },
+      'mx.grey.test': { a: ['127.0.0.2'] },
+    });
+    const smtp = await startSmtpServer({ host: '127.0.0.2', greylist: true, mailboxes: { alice: 'ok' } });
+    try {
+      const list = dir.file('grey.txt');
+      await writeFile(list, 'alice@grey.test\n');
+      const out = dir.file('grey.csv');
+      const before = Date.now();
+      const network = [
+        '--dns',
+        dns.address,
+        '--smtp-port',
+        String(smtp.port),
+        '--allow-address',
+        '127.0.0.0/8',
+      ];
+      const flags = [...network, '--allow-tld', 'test', '--helo', 'spawn.mailvet-test.net'];
+      const shown = frames(await onTerminal(100, list, out, [...flags, '--greylist-delays', '1']));
+      const times = new Set([clockTime(before + 1000), clockTime(Date.now())]);
+      const waiting = shown.filter((frame) => frame.includes('(greylisting)'));
+      expect(waiting.length, shown.join('\n')).toBeGreaterThan(0);
+      for (const frame of waiting) {
+        expect(frame).toMatch(/^0\/1 .*ETA \d+ms \| .* \| 1 address retries at \d\d:\d\d \(greylisting\)$/);
+        expect(times).toContain(/at (\d\d:\d\d)/.exec(frame)?.[1]);
+      }
+      const rows = parseCsv(await readFile(out, 'utf8'));
+      expect(rows[1]?.[0]).toBe('alice@grey.test');
+      expect(rows[1]?.[rows[0]?.indexOf('status') ?? -1]).toBe('valid');
+    } finally {
+      await Promise.all([dns.close(), smtp.close()]);
+    }
+  });
 });
