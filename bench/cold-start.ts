@@ -11,12 +11,15 @@
  * Each round runs every command once, one after the other (the order rotates each round, so no command always
  * goes first); two warm-up rounds fill the file cache first. Every figure is the median wall time over the
  * rounds with its min-max spread, and each ratio to `node -e 0` is taken within a round (the two processes
- * started moments apart) before its median is: the robust figure when other processes share the machine.
+ * started moments apart) before its median is: the robust figure when other processes share the machine. On
+ * Linux each command's CPU time (user + system, from this process's `cutime`/`cstime` in /proc/self/stat, in
+ * clock ticks of 10 ms, summed over the rounds) is printed too, with its ratio to `node -e 0`'s: waiting for a
+ * busy core adds wall time but no CPU time.
  *
  *   npx tsx bench/cold-start.ts [rounds, default 30] [--against=<git ref>]
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCheckout, buildRef, type Code } from './compile.js';
 
@@ -47,15 +50,32 @@ function cliCommands(code: Code, label: string): Command[] {
   ];
 }
 
-/** Runs `command` once and returns its wall time in milliseconds; throws if it exits unexpectedly. */
-function run(command: Command): number {
+const STAT = '/proc/self/stat';
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** CPU time of this process's waited-for children so far, in milliseconds; undefined off Linux. */
+function childrenCpuMs(): number | undefined {
+  if (!existsSync(STAT)) return undefined;
+  // Fields after the command name, which is in parentheses: cutime and cstime are the 14th and 15th.
+  const stat = readFileSync(STAT, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * TICK_MS;
+}
+
+/** Runs `command` once and returns its wall and CPU time in milliseconds; throws if it exits unexpectedly. */
+function run(command: Command): { wallMs: number; cpuMs: number | undefined } {
+  const cpuBefore = childrenCpuMs();
   const started = performance.now();
   const child = spawnSync(process.execPath, command.args, { env: ENV, encoding: 'utf8' });
-  const elapsed = performance.now() - started;
+  const wallMs = performance.now() - started;
+  const cpuAfter = childrenCpuMs();
   if (child.status === null || !command.exits.includes(child.status)) {
     throw new Error(`${command.name} exited with ${child.status ?? child.signal}: ${child.stderr}`);
   }
-  return elapsed;
+  return {
+    wallMs,
+    cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+  };
 }
 
 function median(values: readonly number[]): number {
@@ -85,14 +105,20 @@ function main(): void {
         `node ${process.version}; CLI built with tsc from this checkout${against === undefined ? '' : ` and from ${against}`}`,
     );
     const times = commands.map((): number[] => []);
+    const cpu = commands.map(() => 0);
+    let cpuKnown = true;
     for (let round = 0; round < WARM_UP_ROUNDS + rounds; round += 1) {
       for (let turn = 0; turn < commands.length; turn += 1) {
         const index = (round + turn) % commands.length;
-        const elapsed = run(commands[index] as Command);
-        if (round >= WARM_UP_ROUNDS) times[index]?.push(elapsed);
+        const { wallMs, cpuMs } = run(commands[index] as Command);
+        if (round < WARM_UP_ROUNDS) continue;
+        times[index]?.push(wallMs);
+        if (cpuMs === undefined) cpuKnown = false;
+        else cpu[index] = (cpu[index] ?? 0) + cpuMs;
       }
     }
     const floor = times[0] ?? [];
+    const floorCpu = cpu[0] ?? 0;
     for (const [index, command] of commands.entries()) {
       const own = times[index] ?? [];
       const ratios = own.map((ms, round) => ms / (floor[round] ?? ms));
@@ -100,6 +126,10 @@ function main(): void {
       console.log(
         `  ${command.name.padEnd(58)} ${median(own).toFixed(1).padStart(7)} ms (${spread(own, 0)})${ratio}`,
       );
+      if (!cpuKnown) continue;
+      const ownCpu = cpu[index] ?? 0;
+      const cpuRatio = index === 0 || floorCpu === 0 ? '' : `   ${(ownCpu / floorCpu).toFixed(2)}x node -e 0`;
+      console.log(`  ${''.padEnd(58)} ${(ownCpu / rounds).toFixed(1).padStart(7)} ms CPU per run${cpuRatio}`);
     }
     const verifyRatios = (times[1] ?? []).map((ms, round) => ms / (floor[round] ?? ms));
     const goal = median(verifyRatios) <= 2 ? 'met' : 'not met';

@@ -18,6 +18,7 @@ export {
   LimitError,
   StoreError,
 } from './bulk/errors.js';
+export type { HeldBytes } from './bulk/held-bytes.js';
 export type { JobEvents } from './bulk/listeners.js';
 export { BulkJobManager } from './bulk/manager.js';
 export { memoryJobStore } from './bulk/memory-store.js';

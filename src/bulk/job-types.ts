@@ -7,6 +7,7 @@
 import type { ErrorCode } from '../errors.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
+import type { HeldBytes } from './held-bytes.js';
 
 /**
  * The state of a job. The only transitions are `queued → processing → complete`, `queued → complete` (started
@@ -434,4 +435,9 @@ export interface BulkJobManagerApi {
   storeHealth?(timeoutMs?: number): Promise<StoreHealth>;
   /** The worker fleet's state for `GET /healthz`; absent or `undefined` without a fleet. */
   fleetHealth?(timeoutMs?: number): Promise<FleetHealth | undefined>;
+  /**
+   * The bytes held by the caller's jobs and by all jobs (addresses, kept rows, names); absent when the manager does
+   * not count them (the HTTP adapter's byte budgets are then not checked).
+   */
+  heldBytes?(access?: JobAccess): HeldBytes;
 }

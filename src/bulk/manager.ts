@@ -8,6 +8,7 @@ import type { VerificationResult } from '../result.js';
 import { createWebhookNotifier, type PreparedWebhook, type WebhookNotifier } from '../webhooks/notifier.js';
 import type { WebhookShare } from '../webhooks/share.js';
 import { JobFailedError, JobInputError, JobNotCompleteError, LimitError, StoreError } from './errors.js';
+import { type HeldBytes, HeldBytesLedger, inputBytes, textBytes } from './held-bytes.js';
 import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmails } from './input.js';
 import { JobListeners } from './listeners.js';
 import { LocalEngine } from './local-engine.js';
@@ -47,6 +48,8 @@ import type {
 export class BulkJobManager implements BulkJobManagerApi {
   readonly #options: ResolvedBulkOptions;
   readonly #listeners = new JobListeners();
+  /** The bytes each job took in through this manager (its addresses, rows and name), until it is forgotten. */
+  readonly #held = new HeldBytesLedger();
   readonly #webhooks: WebhookNotifier | undefined;
   /** Where the jobs live and are verified: chosen once, here. */
   readonly #engine: JobEngine;
@@ -72,7 +75,10 @@ export class BulkJobManager implements BulkJobManagerApi {
       ids: this.#options.ids,
       rules: jobRules(this.#options),
       events: this.#listeners,
-      forgotten: (id) => this.#webhooks?.detach(id),
+      forgotten: (id) => {
+        this.#held.release(id);
+        this.#webhooks?.detach(id);
+      },
     };
     this.#engine = runner === undefined ? new LocalEngine(this.#options, context) : runner.open(context);
     this.#webhooks =
@@ -133,7 +139,7 @@ export class BulkJobManager implements BulkJobManagerApi {
       webhook = await this.#webhooks.prepare(input.webhook);
     }
     const owner = fields.owner;
-    return this.#engine.create({
+    const job = await this.#engine.create({
       owner,
       name: fields.name,
       autoStart: fields.autoStart,
@@ -145,6 +151,8 @@ export class BulkJobManager implements BulkJobManagerApi {
           ? undefined
           : (id) => this.#webhooks!.attach(id, webhook, owner === null ? {} : { owner }),
     });
+    this.#held.hold(job.id, owner, inputBytes(emails, source?.rows) + textBytes(fields.name?.length ?? 0));
+    return job;
   }
 
   /**
@@ -157,7 +165,9 @@ export class BulkJobManager implements BulkJobManagerApi {
     const owner = ownerOf(access);
     const trimmed = this.#emails(emails);
     const source = this.#source(access?.source, trimmed.length);
-    return this.#engine.add(id, owner, trimmed, source);
+    const job = await this.#engine.add(id, owner, trimmed, source);
+    this.#held.hold(job.id, owner, inputBytes(trimmed, source?.rows));
+    return job;
   }
 
   /**
@@ -238,7 +248,19 @@ export class BulkJobManager implements BulkJobManagerApi {
 
   /** Stops the job's work (verifications in flight finish and are dropped) and forgets it and its results. */
   async delete(id: string, access?: JobAccess): Promise<void> {
-    return this.#engine.delete(id, ownerOf(access));
+    await this.#engine.delete(id, ownerOf(access));
+    this.#held.release(id);
+  }
+
+  /**
+   * The bytes held by the jobs of `access.owner` (every job without an owner) and by all jobs: what their addresses,
+   * kept CSV rows and names cost (see bulk/held-bytes.ts), counted as they are created or added through this
+   * manager and freed when a job is deleted or forgotten. Jobs this manager did not take in (recovered from a
+   * durable store, or created on another node of a fleet) count nothing. The HTTP adapter checks its byte budgets
+   * against it.
+   */
+  heldBytes(access?: JobAccess): HeldBytes {
+    return this.#held.of(ownerOf(access));
   }
 
   /** Subscribes `listener` to `event`; returns a function that unsubscribes it. */

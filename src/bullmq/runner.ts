@@ -270,6 +270,7 @@ class FleetJobs implements JobEngine {
    * worker takes them and are dropped then.
    */
   async #forget(open: Open, id: string): Promise<void> {
+    this.#context.forgotten(id); // the manager frees what the job held (heldBytes)
     await forgetJobChunks(open.bullmq, open.client, this.#keys, id).catch(() => {});
     const claims = WEBHOOK_FINAL_EVENTS.map((event) => `${this.#keys.webhookClaims}${id}:${event}`);
     await open.client.del(...claims).catch(() => {});

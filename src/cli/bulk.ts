@@ -18,15 +18,11 @@ import { type Status, type SubStatus, type VerificationResult, verdictOf } from 
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, type ParsedArgs, parseArgs } from './args.js';
-import {
-  type CliSettings,
-  optionsUsageError,
-  readSettings,
-  VERIFY_FLAGS,
-  verifyOptionsOf,
-} from './config.js';
+import { type CliSettings, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
+import { type GreylistRetrier, greylistDelaysOf, greylistRetrier } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import {
   emptyCounts,
   fileSink,
@@ -71,6 +67,12 @@ const FLAGS: readonly FlagSpec[] = [
     type: 'string',
     value: '<auto|always|never>',
     description: "which CSV cells get a ' so spreadsheets do not run them (default: auto)",
+  },
+  {
+    name: 'greylist-delays',
+    type: 'string',
+    value: '<s,s,...|none>',
+    description: 'retry a greylisted address after these delays in seconds (default: none)',
   },
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
@@ -236,6 +238,8 @@ interface BulkPlan {
   readonly resume: boolean;
   readonly settings: CliSettings;
   readonly formulaEscape: FormulaEscape;
+  /** Delays of the greylisting retries, in milliseconds; `[]`: none. */
+  readonly greylistDelaysMs: readonly number[];
 }
 
 /** The `--formula-escape` mode; `auto` when the flag is absent. */
@@ -271,7 +275,10 @@ async function planOf(args: ParsedArgs, io: CliIo): Promise<BulkPlan> {
   }
   const outName = outPath === undefined ? 'standard output' : (outArg ?? '');
   const formulaEscape = formulaEscapeOf(args.string('formula-escape'));
-  return { source, outPath, outName, format, column: args.string('column'), resume, settings, formulaEscape };
+  const greylistDelaysMs =
+    greylistDelaysOf(single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS')) ?? [];
+  const column = args.string('column');
+  return { source, outPath, outName, format, column, resume, settings, formulaEscape, greylistDelaysMs };
 }
 
 /** What a run did. */
@@ -288,7 +295,7 @@ interface BulkTally {
 /** Verifies the records in order through a bounded window, writing each row as soon as it can. */
 async function verifyRows(
   records: AsyncGenerator<InputRecord>,
-  verifier: Verifier,
+  verifier: GreylistRetrier,
   writer: ResultWriter,
   tally: BulkTally,
   options: {
@@ -407,8 +414,14 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
       processed: 0,
       unreadable: 0,
     };
+    const retrier = greylistRetrier((email) => verifier.verify(email), {
+      delaysMs: plan.greylistDelaysMs,
+      now,
+      signal: controller.signal,
+    });
     const style = createStyle(colourWanted(io.stderrIsTTY ?? false, io.env));
     const progress = createProgress({
+      retries: () => retrier.waiting(),
       stream: io.stderr,
       tty: io.stderrIsTTY ?? false,
       style,
@@ -425,7 +438,7 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
           : await fileSink(plan.outPath, point !== undefined);
       writer = new ResultWriter(sink, layout, point?.done);
       const window = settings.concurrency * WINDOW_PER_CONCURRENCY;
-      await verifyRows(opened.records, verifier, writer, tally, {
+      await verifyRows(opened.records, retrier, writer, tally, {
         window,
         signal: controller.signal,
         progress,

@@ -7,11 +7,11 @@ import { isIP } from 'node:net';
 import { cachedResolver } from '../dns/cached.js';
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
-import { isMailvetError, OptionsError } from '../errors.js';
+import { OptionsError } from '../errors.js';
 import { DEFAULTS, type VerifyOptions } from '../options.js';
 import { parseProxyUrl, socksTransport } from '../smtp/socks.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
-import { type CliError, quote, usageError } from './io.js';
+import { quote, usageError } from './io.js';
 
 /** Flags shared by `verify` and `bulk`. */
 export const VERIFY_FLAGS: readonly FlagSpec[] = [
@@ -273,35 +273,4 @@ export function verifyOptionsOf(settings: CliSettings): BuiltOptions {
       resolver?.close?.();
     },
   };
-}
-
-/** The flag each verifier option is set by, for error lines. */
-const FLAG_OF: Readonly<Record<string, string>> = {
-  heloHost: '--helo',
-  mailFrom: '--from',
-  smtpPort: '--smtp-port',
-  timeoutMs: '--timeout',
-  concurrency: '--concurrency',
-  allowAddresses: '--allow-address',
-  allowTlds: '--allow-tld',
-  resolver: '--dns',
-  transport: '--proxy',
-  proxy: '--proxy',
-  port: '--port',
-  apiKeys: 'MAILVET_API_KEYS',
-  ip: '--ip',
-  probeDomain: '--probe-domain',
-  blocklists: '--blocklist',
-};
-
-/**
- * Turns an options error of the verifier (or of a seam factory) into a usage error that names the flag.
- * Returns `undefined` for any other error.
- */
-export function optionsUsageError(error: unknown): CliError | undefined {
-  if (!isMailvetError(error) || error.code !== 'invalid_option') return undefined;
-  const option = error instanceof OptionsError ? error.option : (error.message.split(' ')[0] ?? '');
-  const flag = FLAG_OF[option.split(/[.[]/)[0] ?? ''];
-  const rest = error.message.startsWith(option) ? error.message.slice(option.length).trim() : error.message;
-  return usageError(`${flag ?? option} ${rest}`);
 }

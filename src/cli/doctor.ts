@@ -8,9 +8,10 @@ import { diagnose } from '../doctor/diagnose.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
 import type { DiagnosticsReport } from '../doctor/types.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
-import { optionsUsageError, readSettings, VERIFY_FLAGS } from './config.js';
+import { readSettings, VERIFY_FLAGS } from './config.js';
 import { renderDiagnostics } from './doctor-render.js';
 import { type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import { colourWanted, createStyle } from './style.js';
 
 /** The shared verification flags that mean something to `doctor`. */

@@ -4,8 +4,8 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { optionsUsageError } from './config.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 
 export type { CliIo } from './io.js';
 export { CliError, EXIT } from './io.js';

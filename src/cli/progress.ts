@@ -6,7 +6,9 @@
 import type { Writable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import { STATUSES, type Status } from '../result.js';
-import { plain, type Style } from './style.js';
+import type { WaitingRetries } from './greylist.js';
+import { clockTime, DEFAULT_COLUMNS, fitProgressLine, type RetryWait, retryNote } from './progress-line.js';
+import type { Style } from './style.js';
 
 /** Options of {@link createProgress}. */
 export interface ProgressOptions {
@@ -22,6 +24,8 @@ export interface ProgressOptions {
   readonly counts: Readonly<Record<Status, number>>;
   /** Clock in milliseconds. */
   readonly now: () => number;
+  /** The rows waiting for a greylisting retry now (read at each redraw); none when absent. */
+  readonly retries?: () => WaitingRetries | undefined;
   /** Least time between two plain progress lines, in milliseconds. @default 5000 */
   readonly intervalMs?: number;
 }
@@ -57,19 +61,39 @@ export function formatRate(rows: number, ms: number): string {
   return `${rate >= 100 ? Math.round(rate) : rate.toFixed(1)}/s`;
 }
 
-interface Snapshot {
+/** What the display knows at one moment. */
+export interface Snapshot {
   readonly done: number;
   readonly counts: Readonly<Record<Status, number>>;
   readonly elapsedMs: number;
+  /** Rows waiting for a greylisting retry, and the clock when the snapshot was taken. */
+  readonly retries?: { readonly waiting: WaitingRetries; readonly nowMs: number } | undefined;
 }
 
+/**
+ * Time left: the pace of this run over the rows not yet done, and never less than the wait for the last
+ * greylisting retry (the run cannot end before it).
+ */
 function eta(snapshot: Snapshot, total: number | undefined, startDone: number): string | undefined {
+  if (total === undefined) return undefined;
   const processed = snapshot.done - startDone;
-  if (total === undefined || processed <= 0) return undefined;
-  return formatDuration(((total - snapshot.done) * snapshot.elapsedMs) / processed);
+  const paced = processed > 0 ? ((total - snapshot.done) * snapshot.elapsedMs) / processed : undefined;
+  const retries = snapshot.retries;
+  const waited = retries === undefined ? undefined : Math.max(0, retries.waiting.lastDueMs - retries.nowMs);
+  if (paced === undefined && waited === undefined) return undefined;
+  return formatDuration(Math.max(paced ?? 0, waited ?? 0));
 }
 
-/** One plain progress line: `1200/5000 rows (24.0%), 400/s, ETA 9.0s | valid 1000, invalid 200, ...`. */
+/** The retry part of a progress view, its time as local `HH:MM`. */
+function retryWait(snapshot: Snapshot): RetryWait | undefined {
+  const waiting = snapshot.retries?.waiting;
+  return waiting === undefined ? undefined : { count: waiting.count, at: clockTime(waiting.nextDueMs) };
+}
+
+/**
+ * One plain progress line: `1200/5000 rows (24.0%), 400/s, ETA 9.0s | valid 1000, invalid 200, ...`, then
+ * `| 3 addresses retry at 14:05 (greylisting)` while greylisting retries wait.
+ */
 export function progressLine(snapshot: Snapshot, total: number | undefined, startDone: number): string {
   const processed = snapshot.done - startDone;
   const head =
@@ -78,7 +102,9 @@ export function progressLine(snapshot: Snapshot, total: number | undefined, star
       : `${snapshot.done}/${total} rows (${total === 0 ? '100.0' : ((snapshot.done / total) * 100).toFixed(1)}%)`;
   const left = eta(snapshot, total, startDone);
   const counts = STATUSES.map((status) => `${status} ${snapshot.counts[status]}`).join(', ');
-  return `${head}, ${formatRate(processed, snapshot.elapsedMs)}${left === undefined ? '' : `, ETA ${left}`} | ${counts}`;
+  const retries = retryWait(snapshot);
+  const note = retries === undefined ? '' : ` | ${retryNote(retries)}`;
+  return `${head}, ${formatRate(processed, snapshot.elapsedMs)}${left === undefined ? '' : `, ETA ${left}`} | ${counts}${note}`;
 }
 
 /** Starts a progress display: a cli-progress bar on a terminal, plain lines every `intervalMs` otherwise. */
@@ -88,7 +114,14 @@ export function createProgress(options: ProgressOptions): Progress {
   const interval = options.intervalMs ?? 5000;
   let snapshot: Snapshot = { done: startDone, counts: options.counts, elapsedMs: 0 };
   const take = (done: number, counts: Readonly<Record<Status, number>>): void => {
-    snapshot = { done, counts, elapsedMs: options.now() - started };
+    const nowMs = options.now();
+    const waiting = options.retries?.();
+    snapshot = {
+      done,
+      counts,
+      elapsedMs: nowMs - started,
+      retries: waiting === undefined ? undefined : { waiting, nowMs },
+    };
   };
 
   if (options.tty) {
@@ -97,25 +130,20 @@ export function createProgress(options: ProgressOptions): Progress {
       stream: options.stream,
       hideCursor: true,
       fps: 8,
-      format: (_options, params) => {
-        const width = 20;
-        const filled = total ? Math.round(Math.min(1, params.value / total) * width) : 0;
-        const drawn = total === undefined ? '' : `${'█'.repeat(filled)}${'░'.repeat(width - filled)} `;
-        const counted = (statuses: readonly Status[]) =>
-          statuses.map((status) => style.status(status, `${status} ${snapshot.counts[status]}`)).join(' ');
-        const head = progressLine(snapshot, total, startDone).split(' | ')[0] ?? '';
-        const all = counted(STATUSES);
-        // Narrower terminals drop the bar, then the statuses still at zero; a line that still does not fit is
-        // cut as plain text, so that no colour code is left open.
-        const lines = [
-          `${drawn}${head} | ${all}`,
-          `${head} | ${all}`,
-          `${head} | ${counted(STATUSES.filter((status) => snapshot.counts[status] > 0))}`,
-        ];
-        const columns = (options.stream as { columns?: number }).columns ?? 80;
-        return (
-          lines.find((line) => plain(line).length < columns) ?? plain(lines[2] ?? '').slice(0, columns - 1)
-        );
+      // Each frame takes a fresh snapshot, so the rate, the ETA and the waiting retries move on while no row
+      // finishes; the width is read at each frame too, so a resized terminal gets a fitting line.
+      format: () => {
+        take(snapshot.done, snapshot.counts);
+        const view = {
+          done: snapshot.done,
+          total,
+          rate: formatRate(snapshot.done - startDone, snapshot.elapsedMs),
+          eta: eta(snapshot, total, startDone),
+          counts: snapshot.counts,
+          retries: retryWait(snapshot),
+        };
+        const columns = (options.stream as { columns?: number }).columns ?? DEFAULT_COLUMNS;
+        return fitProgressLine(view, columns, style);
       },
     });
     bar.start(total ?? 0, startDone);

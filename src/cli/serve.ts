@@ -14,17 +14,17 @@ import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
   type CliSettings,
   integer,
-  optionsUsageError,
   readSettings,
-  type Sourced,
   single,
   switched,
   VERIFY_FLAGS,
   verifyOptionsOf,
 } from './config.js';
 import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPlace } from './fleet.js';
+import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
-import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import {
   damageWarnings,
   openStore,
@@ -78,27 +78,6 @@ const FLAGS: readonly FlagSpec[] = [
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
-
-/** Most greylisting retries, and the longest delay in seconds (the manager's bounds). */
-const MAX_RETRIES = 10;
-const MAX_DELAY_S = 86_400;
-
-/** The greylisting delays of `--greylist-delays` / `MAILVET_GREYLIST_DELAYS`, in ms; `undefined` for the default. */
-export function greylistDelaysOf(source: Sourced<string> | undefined): readonly number[] | undefined {
-  if (source === undefined) return undefined;
-  const text = source.value.trim().toLowerCase();
-  if (text === 'none') return [];
-  const parts = text.split(',').map((part) => part.trim());
-  if (
-    parts.length > MAX_RETRIES ||
-    parts.some((part) => !/^\d{1,5}$/.test(part) || Number(part) > MAX_DELAY_S)
-  ) {
-    throw usageError(
-      `${source.label} must be none or at most ${MAX_RETRIES} comma-separated delays of 0-${MAX_DELAY_S} seconds, got ${quote(source.value)}`,
-    );
-  }
-  return parts.map((part) => Number(part) * 1000);
-}
 
 /** The `webhooks` option of the server: the keys' secrets, the guard's settings named by their flags. */
 function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined, io: CliIo) {

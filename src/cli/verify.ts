@@ -6,9 +6,10 @@
 import type { VerificationResult } from '../result.js';
 import { createVerifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
-import { optionsUsageError, readSettings, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
+import { readSettings, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
 import { heloWarning } from './helo.js';
 import { type CliIo, EXIT, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import { orderedMap } from './pipeline.js';
 import { renderResult } from './render.js';
 import { colourWanted, createStyle } from './style.js';

@@ -7,10 +7,11 @@ import type { FleetJobStore } from '../bulk/runner.js';
 import { tcpTransport } from '../smtp/tcp.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
-import { integer, optionsUsageError, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
+import { integer, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
 import { FLEET_FLAGS, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { optionsUsageError } from './options-error.js';
 import { openStore, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
 
 const FLAGS: readonly FlagSpec[] = [

@@ -4,7 +4,6 @@
  * This asks the name server once more over TCP itself and reads the reply's header and CNAME records.
  * @module
  */
-import { randomInt } from 'node:crypto';
 import { connect } from 'node:net';
 
 /** What the second look found. */
@@ -115,7 +114,8 @@ export function probeNoData(
   timeoutMs: number,
 ): Promise<NoDataVerdict> {
   return new Promise((resolve) => {
-    const id = randomInt(0, 0x10000);
+    // Web Crypto, not node:crypto: that module would load at every start for a probe that most runs never send.
+    const id = globalThis.crypto.getRandomValues(new Uint16Array(1))[0] ?? 0;
     const body = query(id, name, type);
     const prefix = Buffer.alloc(2);
     prefix.writeUInt16BE(body.length);

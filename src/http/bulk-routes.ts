@@ -7,6 +7,7 @@ import { unstorableText } from '../bulk/storable.js';
 import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { readJsonBody } from './body.js';
+import { reserveBytes } from './byte-quota.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
@@ -204,15 +205,24 @@ async function addInBatches(
  * `greylist_retry_delays_ms` in the query: the whole list is read and checked first, and a list that fails to go in leaves no job behind.
  */
 export const createJob: Operation = async (context) => {
-  const { services, tenant } = context;
-  const { jobs } = services;
   const format = listFormatOf(context.request.headers.get('content-type'));
   // A list may be large: a tenant at its job quota is refused before it is read (and checked again after).
   if (format !== undefined) await checkJobQuota(context, 0);
   const fields =
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
-  const listed = format !== undefined && fields.emails !== undefined;
   await checkAddressQuota(context, fields.emails?.length ?? 0);
+  const release = reserveBytes(context, fields);
+  try {
+    return await createRequested(context, fields, format !== undefined && fields.emails !== undefined);
+  } finally {
+    release();
+  }
+};
+
+/** Creates the job of `fields` (checked against the quotas), then adds a `listed` list to it. */
+async function createRequested(context: Context, fields: CreateRequest, listed: boolean): Promise<Response> {
+  const { services, tenant } = context;
+  const { jobs } = services;
   // Checked before the job exists: a refused webhook leaves no job behind.
   const webhook = await requestedWebhook(context, fields.webhook);
 
@@ -255,7 +265,7 @@ export const createJob: Operation = async (context) => {
     }
   }
   return context.json(201, wireJob(job), { location: `bulk/${encodeURIComponent(job.id)}` });
-};
+}
 
 /**
  * `POST /v1/bulk/{id}/emails` → the job. The body is JSON `{ emails }`, or a list (`text/plain`, `text/csv`
@@ -275,18 +285,27 @@ export const addEmails: Operation = async (context) => {
       },
     );
     await checkAddressQuota(context, emails.length);
-    const job =
-      (await addInBatches(context, jobId(context), emails, source)) ??
-      (await jobs.get(jobId(context), access(context)));
-    if (job === undefined) throw new HttpError('not_found', 'no such job');
-    return context.json(200, wireJob(job));
+    const release = reserveBytes(context, { emails, source });
+    try {
+      const job =
+        (await addInBatches(context, jobId(context), emails, source)) ??
+        (await jobs.get(jobId(context), access(context)));
+      if (job === undefined) throw new HttpError('not_found', 'no such job');
+      return context.json(200, wireJob(job));
+    } finally {
+      release();
+    }
   }
   const body = objectBody(await readJsonBody(context.request, limits.maxBodyBytes), ['emails']);
   if (body.emails === undefined) throw new HttpError('invalid_request', 'emails is required');
   const emails = emailsOf(body.emails, limits.maxEmailsPerRequest);
   await checkAddressQuota(context, emails.length);
-  const job = await jobs.add(jobId(context), emails, access(context));
-  return context.json(200, wireJob(job));
+  const release = reserveBytes(context, { emails });
+  try {
+    return context.json(200, wireJob(await jobs.add(jobId(context), emails, access(context))));
+  } finally {
+    release();
+  }
 };
 
 /** `POST /v1/bulk/{id}/start` → the job. */

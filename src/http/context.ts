@@ -5,6 +5,7 @@
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import type { DiagnosticsReport } from '../doctor/types.js';
 import type { Verifier } from '../verifier.js';
+import type { ByteReservations } from './byte-reservations.js';
 import type { HttpLimits } from './limits.js';
 import type { QueryParams } from './params.js';
 import type { HttpWebhooks } from './webhook-settings.js';
@@ -18,6 +19,8 @@ export interface Services {
   readonly openapi: unknown;
   /** Jobs being created, per tenant: counted against `maxJobsPerKey` until they exist. */
   readonly creating: Map<string, number>;
+  /** Bytes that requests in progress are about to add, per tenant: counted against the byte budgets until held. */
+  readonly reservedBytes: ByteReservations;
   /** Webhook settings and notifier, when the `webhooks` option is given. */
   readonly webhooks: HttpWebhooks | undefined;
   /** Milliseconds between heartbeat comments of `GET /v1/bulk/{id}/events`. */

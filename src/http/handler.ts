@@ -10,6 +10,7 @@ import type { VerifyOptions } from '../options.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
+import { ByteReservations } from './byte-reservations.js';
 import { consoleResponse, isConsolePath, readConsole } from './console.js';
 import type { Context, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
@@ -210,6 +211,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     limits,
     openapi: openApiDocument(limits),
     creating: new Map(),
+    reservedBytes: new ByteReservations(),
     webhooks,
     heartbeatMs,
     diagnostics,

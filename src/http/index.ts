@@ -35,6 +35,8 @@ export { createHandler, type Handler, type HandlerOptions } from './handler.js';
 export {
   DEFAULT_LIMITS,
   defaultMaxAddressesPerKey,
+  defaultMaxBytesHeld,
+  defaultMaxBytesPerKey,
   type HttpLimits,
   JOBS_PAGE,
   RESULTS_PAGE,

@@ -24,6 +24,17 @@ export interface HttpLimits {
    * (see {@link defaultMaxAddressesPerKey}; 1,048,576 addresses a GiB of heap)
    */
   readonly maxAddressesPerKey?: number;
+  /**
+   * Most bytes one tenant's jobs may hold: each address costs 256 bytes plus two a character of the address and of
+   * its kept CSV row, and a job two a character of its name (see {@link defaultMaxBytesPerKey}). It bounds what
+   * wide rows cost, which `maxAddressesPerKey` does not. @default a quarter of the JavaScript heap limit
+   */
+  readonly maxBytesPerKey?: number;
+  /**
+   * Most bytes all jobs of the server may hold, counted as for `maxBytesPerKey`, so that many keys together cannot
+   * run the process out of memory either. @default half the JavaScript heap limit
+   */
+  readonly maxBytesHeld?: number;
   /** Sustained requests per second per tenant (token bucket); `Infinity` turns rate limiting off. @default 50 */
   readonly requestsPerSecond?: number;
   /** Requests a tenant may make at once after a quiet period (bucket size). @default 100 */
@@ -50,6 +61,29 @@ export function defaultMaxAddressesPerKey(heapLimitBytes = getHeapStatistics().h
   return Math.max(10_000, Math.floor(heapLimitBytes / 4 / BYTES_PER_ADDRESS));
 }
 
+/** The smallest default byte budget (16 MiB), whatever the heap limit. */
+const MIN_BYTE_BUDGET = 16 * 2 ** 20;
+
+/**
+ * The default `maxBytesPerKey`: a quarter of this process's JavaScript heap limit (as for
+ * {@link defaultMaxAddressesPerKey}), at least 16 MiB.
+ * @example
+ * defaultMaxBytesPerKey(4 * 2 ** 30); // 1073741824 for a 4 GiB heap
+ */
+export function defaultMaxBytesPerKey(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.max(MIN_BYTE_BUDGET, Math.floor(heapLimitBytes / 4));
+}
+
+/**
+ * The default `maxBytesHeld`: half this process's JavaScript heap limit, at least 16 MiB (the rest is for requests
+ * in flight, results being written and the program itself).
+ * @example
+ * defaultMaxBytesHeld(4 * 2 ** 30); // 2147483648 for a 4 GiB heap
+ */
+export function defaultMaxBytesHeld(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
+  return Math.max(MIN_BYTE_BUDGET, Math.floor(heapLimitBytes / 2));
+}
+
 /** The documented defaults of {@link HttpLimits}. */
 export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
   maxBodyBytes: 10 * 1024 * 1024,
@@ -58,6 +92,8 @@ export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
   maxListEmails: 1_000_000,
   maxJobsPerKey: 100,
   maxAddressesPerKey: defaultMaxAddressesPerKey(),
+  maxBytesPerKey: defaultMaxBytesPerKey(),
+  maxBytesHeld: defaultMaxBytesHeld(),
   requestsPerSecond: 50,
   burst: 100,
   failedAuthPerMinute: 20,
@@ -97,6 +133,8 @@ export function resolveLimits(limits: HttpLimits = {}): Readonly<Required<HttpLi
     maxListEmails: positiveInteger(limits, 'maxListEmails'),
     maxJobsPerKey: positiveInteger(limits, 'maxJobsPerKey'),
     maxAddressesPerKey: positiveInteger(limits, 'maxAddressesPerKey'),
+    maxBytesPerKey: positiveInteger(limits, 'maxBytesPerKey'),
+    maxBytesHeld: positiveInteger(limits, 'maxBytesHeld'),
     requestsPerSecond,
     burst: positiveInteger(limits, 'burst'),
     failedAuthPerMinute: positiveInteger(limits, 'failedAuthPerMinute'),

@@ -1,5 +1,6 @@
 /**
- * A {@link LineChannel} over a connected node socket, with STARTTLS through `node:tls`.
+ * A {@link LineChannel} over a connected node socket, with STARTTLS through `node:tls`, which is loaded on the
+ * first STARTTLS so that a process that never upgrades a connection (`mailvet verify --no-dns`) does not load it.
  *
  * Memory stays bounded whatever the peer sends: a line longer than `maxLineLength` fails the channel as soon as
  * the limit is passed, and the socket is paused while unread lines pile up.
@@ -11,7 +12,6 @@
  * @module
  */
 import type { Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { isSmtpError, SmtpError, type SmtpFailure } from '../errors.js';
 import { createLineSplitter } from './line-splitter.js';
@@ -186,7 +186,9 @@ export function socketChannel(initial: Socket, options: SocketChannelOptions): L
       // been polled again, and what the peer's kernel had sent before the call is in the queue.
       return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
     },
-    startTls({ servername, timeoutMs }) {
+    async startTls({ servername, timeoutMs }) {
+      // Loaded before anything is checked or detached: lines that arrive meanwhile are still queued and seen below.
+      const { connect: tlsConnect } = await import('node:tls');
       if (ending !== null) return Promise.reject(failure());
       if (queue.length > 0 || splitter.pendingBytes > 0) {
         const error = new SmtpError('protocol', 'the server sent data after its STARTTLS reply');

@@ -2,7 +2,7 @@
  * Suggestion targets: a domain split at its public suffix, with the edits it tolerates.
  * @module
  */
-import { parse } from 'tldts';
+import { parse } from '#tldts';
 
 /** A suggestion target with the edits it tolerates. */
 export interface Target {
@@ -42,7 +42,11 @@ export function editsFor(nameLength: number): number {
 
 /** The last label before the public suffix (`gmail` in `gmail.com`, `yahoo` in `mail.yahoo.co.uk`). */
 export function nameLabel(domain: string): string {
-  const info = parse(domain, PARSE);
+  return nameLabelOf(domain, parse(domain, PARSE));
+}
+
+/** {@link nameLabel} from the domain's public-suffix split, for callers that have it already. */
+function nameLabelOf(domain: string, info: ReturnType<typeof parse>): string {
   const name = info.domainWithoutSuffix ?? '';
   const label = name.slice(name.lastIndexOf('.') + 1);
   return label === '' ? domain.slice(0, Math.max(0, domain.indexOf('.'))) : label;
@@ -72,20 +76,28 @@ export function normalize(domain: string): string {
   return lower.endsWith('.') ? lower.slice(0, -1) : lower;
 }
 
-/** Targets from a list of domains, ranked from `firstRank` in list order; malformed and repeated ones skipped. */
-export function targetsOf(domains: readonly string[], firstRank: number): Target[] {
-  const seen = new Set<string>();
-  const targets: Target[] = [];
+/**
+ * The domains of a list that can be targets, normalised, in list order; malformed and repeated ones skipped.
+ * @example
+ * targetDomainsOf(['Gmail.com.', 'gmail.com', 'localhost']); // ['gmail.com']
+ */
+export function targetDomainsOf(domains: readonly string[]): string[] {
+  const found = new Set<string>();
   for (const entry of domains) {
     const domain = normalize(entry);
-    if (domain === '' || !domain.includes('.') || domain.length > MAX_DOMAIN || seen.has(domain)) continue;
-    seen.add(domain);
-    const maxEdits = editsFor(nameLabel(domain).length);
+    if (domain === '' || !domain.includes('.') || domain.length > MAX_DOMAIN) continue;
+    found.add(domain);
+  }
+  return [...found];
+}
+
+/** Targets from a list of domains, ranked from `firstRank` in list order; malformed and repeated ones skipped. */
+export function targetsOf(domains: readonly string[], firstRank: number): Target[] {
+  return targetDomainsOf(domains).map((domain, index) => {
     const info = parse(domain, PARSE);
     const suffix = info.publicSuffix ?? domain.slice(domain.lastIndexOf('.') + 1);
     const name = domain.slice(0, Math.max(0, domain.length - suffix.length - 1));
-    const rank = firstRank + targets.length;
-    targets.push({ domain, rank, maxEdits, mask: charMask(domain), name, suffix });
-  }
-  return targets;
+    const maxEdits = editsFor(nameLabelOf(domain, info).length);
+    return { domain, rank: firstRank + index, maxEdits, mask: charMask(domain), name, suffix };
+  });
 }

@@ -15,6 +15,7 @@ import { type FleetKeys, fleetKeys, loadQueue } from '../../src/bullmq/connectio
 import { indexEarlierChunks } from '../../src/bullmq/earlier-chunks.js';
 import { bullmqRunner } from '../../src/bullmq/runner.js';
 import { postgresStore } from '../../src/postgres/pg.js';
+import { FakeClock } from '../bulk/support.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { ownFleet } from '../support/own-fleet.js';
 import { HAS_REDIS_SERVER } from '../support/private-redis.js';
@@ -26,6 +27,7 @@ import {
   removeUser,
   userWithoutScan,
 } from '../support/redis-cost.js';
+import { waitFor } from '../support/wait-for.js';
 
 const withRedis = REDIS_URL !== undefined;
 const enabled = withRedis && POSTGRES_URL !== undefined;
@@ -240,4 +242,34 @@ describe.skipIf(!withRedis)('forgetJobChunks on a completed job', () => {
       await deletePrefix(prefix);
     }
   });
+});
+
+describe.skipIf(!enabled)('what a fleet job held', () => {
+  it('is freed when the job is deleted and when the retention sweep forgets it', async () => {
+    const clock = new FakeClock();
+    const fleet = await ownFleet({}, { manager: { clock, retentionMs: 1000 } });
+    try {
+      const { jobs } = fleet;
+      const kept = await jobs.create({ owner: 'a', emails: addresses(2), autoStart: false });
+      const deleted = await jobs.create({ owner: 'a', name: 'gone', emails: addresses(3), autoStart: false });
+      const each = 256 + 2 * 'user0@d0.cleanup.test'.length;
+      expect(jobs.heldBytes({ owner: 'a' })).toEqual({ owner: 5 * each + 8, total: 5 * each + 8 });
+      await jobs.delete(deleted.id, { owner: 'a' });
+      expect(jobs.heldBytes({ owner: 'a' }).owner).toBe(2 * each);
+      // An empty job is complete once started; the sweep (every second of real time) forgets it a retention later,
+      // and keeps the unfinished one.
+      const finished = await jobs.create({ owner: 'a', name: 'done', autoStart: false });
+      await jobs.start(finished.id, { owner: 'a' });
+      expect(await jobs.get(finished.id, { owner: 'a' })).toMatchObject({ status: 'complete' });
+      expect(jobs.heldBytes({ owner: 'a' }).owner).toBe(2 * each + 8);
+      clock.advance(1001);
+      await waitFor(() => jobs.heldBytes({ owner: 'a' }).owner === 2 * each, {
+        what: 'the sweep to forget the finished job',
+      });
+      expect(await jobs.get(finished.id, { owner: 'a' })).toBeUndefined();
+      expect(await jobs.get(kept.id, { owner: 'a' })).toMatchObject({ status: 'queued' });
+    } finally {
+      await fleet.close();
+    }
+  }, 30_000);
 });

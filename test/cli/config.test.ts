@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseArgs } from '../../src/cli/args.js';
-import {
-  cidr,
-  dnsServer,
-  optionsUsageError,
-  readSettings,
-  VERIFY_FLAGS,
-  verifyOptionsOf,
-} from '../../src/cli/config.js';
+import { cidr, dnsServer, readSettings, VERIFY_FLAGS, verifyOptionsOf } from '../../src/cli/config.js';
 import { CliError, EXIT } from '../../src/cli/io.js';
+import { optionsUsageError } from '../../src/cli/options-error.js';
 import { OptionsError } from '../../src/errors.js';
 import { DEFAULTS } from '../../src/options.js';
 

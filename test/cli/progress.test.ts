@@ -72,6 +72,35 @@ describe('createProgress without a terminal', () => {
   });
 });
 
+describe('createProgress while greylisting retries wait', () => {
+  it('says how many rows retry and when, and the ETA waits for the last retry instead of saying 0', () => {
+    let now = new Date(2026, 10, 27, 14, 0, 0).getTime();
+    const out = capture();
+    let waiting: { count: number; nextDueMs: number; lastDueMs: number } | undefined;
+    const progress = createProgress({
+      stream: out.stream,
+      tty: false,
+      style: createStyle(false),
+      total: 10,
+      counts: emptyCounts(),
+      now: () => now,
+      intervalMs: 1000,
+      retries: () => waiting,
+    });
+    now += 1000;
+    waiting = { count: 2, nextDueMs: now + 60_000, lastDueMs: now + 300_000 };
+    progress.update(9, { ...emptyCounts(), valid: 9 });
+    waiting = undefined;
+    now += 1000;
+    progress.update(10, { ...emptyCounts(), valid: 10 });
+    progress.stop();
+    expect(out.text().trim().split('\n')).toEqual([
+      'mailvet: 9/10 rows (90.0%), 9.0/s, ETA 5m00s | valid 9, invalid 0, catch_all 0, unknown 0, do_not_mail 0 | 2 addresses retry at 14:01 (greylisting)',
+      'mailvet: 10/10 rows (100.0%), 5.0/s, ETA 0ms | valid 10, invalid 0, catch_all 0, unknown 0, do_not_mail 0',
+    ]);
+  });
+});
+
 describe('createProgress on a terminal', () => {
   it('draws a cli-progress bar with done/total, rate, ETA and coloured counts', () => {
     const out = capture(true);
@@ -98,28 +127,37 @@ describe('createProgress on a terminal', () => {
 });
 
 describe('createProgress on a narrow terminal', () => {
-  it('drops the bar, then the statuses at zero, then cuts the line without colour', () => {
-    const frames = (columns: number) => {
-      const out = capture(true);
-      Object.assign(out.stream, { columns });
-      const progress = createProgress({
-        stream: out.stream,
-        tty: true,
-        style: createStyle(true),
-        total: 10,
-        counts: emptyCounts(),
-        now: () => 0,
-      });
-      progress.update(10, { ...emptyCounts(), unknown: 10 });
-      progress.stop();
-      return out.text();
-    };
-    expect(plain(frames(90))).toContain('10/10 rows (100.0%), 0/s, ETA 0ms | unknown 10');
-    expect(plain(frames(90))).not.toContain('█');
-    expect(plain(frames(120))).toContain('10/10 rows (100.0%), 0/s, ETA 0ms | valid 0 invalid 0');
-    const narrow = frames(30);
-    expect(narrow).toContain('10/10 rows (100.0%), 0/s, ETA');
-    expect(narrow).not.toContain('\u001b[33m');
+  const frames = (columns: number | undefined) => {
+    const out = capture(true);
+    Object.assign(out.stream, { columns });
+    const progress = createProgress({
+      stream: out.stream,
+      tty: true,
+      style: createStyle(true),
+      total: 10,
+      counts: emptyCounts(),
+      now: () => 0,
+    });
+    progress.update(10, { ...emptyCounts(), valid: 4, invalid: 3, catch_all: 1, unknown: 1, do_not_mail: 1 });
+    progress.stop();
+    return out.text();
+  };
+
+  it("fits the line to the stream's columns: the bar goes first, the counts are never cut", () => {
+    expect(plain(frames(160))).toContain('█'.repeat(20));
+    expect(plain(frames(100))).toContain(
+      '10/10 rows (100.0%), 0/s, ETA 0ms | valid 4 invalid 3 catch_all 1 unknown 1 do_not_mail 1',
+    );
+    expect(plain(frames(100))).not.toContain('█');
+    const narrow = frames(40);
+    expect(plain(narrow)).toContain('10/10 | val 4 inv 3 catch 1 unk 1 dnm 1');
+    expect(narrow).toContain('\u001b[32mval 4\u001b[0m');
+  });
+
+  it('takes 80 columns when the stream does not say', () => {
+    expect(plain(frames(undefined))).toContain(
+      '10/10 rows (100.0%), 0/s, ETA 0ms | val 4 inv 3 catch 1 unk 1 dnm 1\u001b[0K',
+    );
   });
 });
 

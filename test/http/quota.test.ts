@@ -106,4 +106,61 @@ describe('addresses held per API key', () => {
       child.kill('SIGTERM');
     }
   }, 60_000);
+
+  it('keeps a mailvet serve with a 96 MB heap alive against one key uploading wide CSV rows', async () => {
+    // The loop of issue 28: uploads of rows of 60,000 characters (each under the row limit), well within the
+    // address quota; before the byte budget the server died of a full heap.
+    const child = spawn(
+      process.execPath,
+      ['--max-old-space-size=96', BIN, 'serve', '--port', '0', '--no-dns'],
+      {
+        env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY_A },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+          if (url) resolve(url);
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+      });
+      const wide = 'x'.repeat(60_000);
+      const csv = `email,notes\n${Array.from({ length: 100 }, (_, i) => `user${i}@d.example,${wide}`).join('\n')}\n`;
+      let refused: Response | undefined;
+      let accepted = 0;
+      for (let round = 0; round < 49 && refused === undefined; round++) {
+        const upload = await fetch(`${base}/v1/bulk?auto_start=false`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'text/csv' },
+          body: csv,
+        });
+        if (upload.status === 429) refused = upload;
+        else {
+          expect(upload.status).toBe(201);
+          await upload.arrayBuffer();
+          accepted++;
+        }
+      }
+      expect(accepted).toBeGreaterThan(0);
+      if (refused === undefined) throw new Error(`all ${accepted} uploads of wide rows were accepted`);
+      expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'limit_exceeded',
+        message: expect.stringMatching(
+          /^at most \d+ bytes held per API key \(maxBytesPerKey; its jobs hold \d+, this request adds 12\d{6}\)/,
+        ),
+      });
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      expect(stderr).not.toContain('heap out of memory');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 120_000);
 });

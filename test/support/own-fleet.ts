@@ -5,6 +5,7 @@
  */
 import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { FleetJobStore } from '../../src/bulk/runner.js';
+import type { BulkJobManagerOptions } from '../../src/bulk/types.js';
 import { type BullmqRunnerOptions, bullmqRunner } from '../../src/bullmq/runner.js';
 import { createWorker, type FleetWorker, type FleetWorkerOptions } from '../../src/bullmq/worker.js';
 import { postgresStore } from '../../src/postgres/pg.js';
@@ -38,6 +39,8 @@ export async function ownFleet(
   options: {
     /** Wraps the manager's store (to make it fail on cue, say). */
     readonly managerStore?: (store: FleetJobStore) => FleetJobStore;
+    /** More options of the manager (a clock and a retention, say). */
+    readonly manager?: Pick<BulkJobManagerOptions, 'clock' | 'retentionMs'>;
   } = {},
 ): Promise<OwnFleet> {
   const schema = testSchema();
@@ -46,6 +49,7 @@ export async function ownFleet(
   const store = options.managerStore?.(opened) ?? opened;
   const workerStore = await postgresStore({ connectionString: POSTGRES_URL!, schema });
   const jobs = new BulkJobManager({
+    ...options.manager,
     store,
     runner: bullmqRunner({ connection: REDIS_URL!, prefix, ...runner }),
   });

@@ -1,0 +1,72 @@
+/**
+ * What the built `mailvet` loads (issue 30, cold start): scripts call `mailvet verify` once per address, so a
+ * command must load only the code it runs. Structural, not timed: the spawned bin runs under a module-load trace
+ * (test/support/module-trace.mjs) and the test reads which files it loaded.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/io.js';
+import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
+import { run } from '../support/mailvet-bin.js';
+import { tempDir } from './support.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TRACE_HOOK = join(ROOT, 'test', 'support', 'module-trace.mjs');
+
+/** Code that `verify` never runs: the servers, job stores, fleet, console, doctor and webhooks. */
+const NOT_FOR_VERIFY = [
+  /^dist\/(http|bulk|bullmq|postgres|console|doctor|webhooks)\//,
+  /^dist\/cli\/(bulk|serve|doctor|doctor-render|worker|fleet|store|progress|output|webhook-settings)\.js$/,
+  /^node_modules\/(socks|ip-address|smart-buffer|hono|@hono|pg|@electric-sql|bullmq|ioredis|pino|prom-client)\//,
+];
+
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let traces = 0;
+beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
+beforeAll(async () => {
+  dir = await tempDir('mailvet-lazy-');
+});
+afterAll(async () => {
+  await dir.remove();
+});
+
+/** Runs the bin under the trace; returns its exit and the loaded files, relative to the checkout. */
+async function traced(args: string[]) {
+  traces += 1;
+  const file = dir.file(`trace-${traces}.txt`);
+  const exit = await run(args, { nodeArgs: ['--import', TRACE_HOOK], env: { MAILVET_MODULE_TRACE: file } });
+  const urls = (await readFile(file, 'utf8')).split('\n').filter((line) => line !== '');
+  const loaded = urls
+    .filter((url) => url.startsWith('file:'))
+    .map((url) => fileURLToPath(url))
+    .filter((path) => path.startsWith(ROOT))
+    .map((path) => path.slice(ROOT.length));
+  const builtins = urls.filter((url) => url.startsWith('node:'));
+  return { exit, loaded, builtins };
+}
+
+describe('mailvet loads only what a command runs', () => {
+  it('verify --no-dns loads the engine, and no server, store, fleet, console, doctor or proxy code', async () => {
+    const { exit, loaded, builtins } = await traced(['verify', '--no-dns', 'a@b.com']);
+    expect(exit.code).toBe(EXIT.notValid);
+    expect(exit.stdout).toMatch(/^a@b\.com {2}unknown {2}score \d+\n/);
+    // The trace sees what verify does load, so an empty or broken trace cannot pass.
+    expect(loaded).toEqual(
+      expect.arrayContaining(['dist/cli/verify.js', 'dist/verifier.js', 'dist/data/disposable.js']),
+    );
+    expect(loaded.filter((path) => NOT_FOR_VERIFY.some((pattern) => pattern.test(path)))).toEqual([]);
+    expect(builtins).toContain('node:net'); // seen by the trace, like the files
+    expect(builtins).not.toContain('node:tls'); // STARTTLS never happens offline
+    expect(builtins).not.toContain('node:crypto'); // nor a DNS query of its own
+  });
+
+  it('--version loads neither the engine nor its data', async () => {
+    const { exit, loaded } = await traced(['--version']);
+    expect(exit.code).toBe(EXIT.ok);
+    expect(exit.stdout).toMatch(/^mailvet \d+\.\d+\.\d+/);
+    expect(loaded).toContain('dist/cli/main.js');
+    expect(loaded.filter((path) => !path.startsWith('dist/cli/') && path !== 'dist/errors.js')).toEqual([]);
+  });
+});
