@@ -235,7 +235,10 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
       const ip = mailHost.addresses[ipIndex]!;
       // While a host backs off, a request with somewhere else to go does not wait for it.
       const fallback = hostIndex < last || ipIndex < mailHost.addresses.length - 1;
-      if (budgetSpent(state)) return verdictOf('timeout_exceeded');
+      if (budgetSpent(state)) {
+        state.reason ??= `${mailHost.host} [${ip}]: not tried: the time budget was spent before it could be asked`;
+        return verdictOf('timeout_exceeded');
+      }
       const target: PoolTarget = { host: ip, port: options.smtpPort, hostname: mailHost.host };
       if (state.transcript !== null) transcript.note(hostLabel(target));
       const mark = state.transcript?.length ?? 0;

@@ -269,12 +269,17 @@ describe('smtpCheck scope, budget and trace', () => {
     const state = stateFor(net.open, 'alice', { deadline: Date.now() - 1 });
     expect(await smtpCheck.run(state)).toEqual({ status: 'unknown', sub_status: 'timeout_exceeded' });
     expect(net.hosts['192.0.2.1']!.opens()).toBe(0);
+    expect(state.reason).toBe(
+      'mx1.example.com [192.0.2.1]: not tried: the time budget was spent before it could be asked',
+    );
   });
 
   it('timeout_exceeded when the server stalls past the budget', async () => {
     const net = network({ '192.0.2.1': { manual: true } });
     const state = stateFor(net.open, 'alice', { deadline: Date.now() + 50 });
     expect(await smtpCheck.run(state)).toEqual({ status: 'unknown', sub_status: 'timeout_exceeded' });
+    // Tried and cut short: not to be mistaken for an address that never got a session.
+    expect(state.reason).toBe('mx1.example.com [192.0.2.1]: the verification time budget is spent');
   });
 
   it('timeout_exceeded when the caller aborts', async () => {
