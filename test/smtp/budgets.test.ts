@@ -26,6 +26,36 @@ function listen(server: Server, host: string, on: number): Promise<number> {
   });
 }
 
+/**
+ * A raw server that answers the first `RCPT TO` of each session and then stalls (`pipelining`: it advertises
+ * PIPELINING, so the pool sends its `RCPT TO`s as groups).
+ */
+function stallsAfterOneRcpt(pipelining: boolean): Server {
+  return createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.write('220 once.budget.test ESMTP\r\n');
+    let buffer = '';
+    let rcpts = 0;
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      for (let end = buffer.indexOf('\r\n'); end !== -1; end = buffer.indexOf('\r\n')) {
+        const line = buffer.slice(0, end).toUpperCase();
+        buffer = buffer.slice(end + 2);
+        if (line.startsWith('EHLO')) {
+          socket.write(
+            pipelining ? '250-once.budget.test\r\n250 PIPELINING\r\n' : '250 once.budget.test\r\n',
+          );
+        } else if (line.startsWith('RCPT')) {
+          rcpts += 1;
+          if (rcpts === 1) socket.write('250 2.1.5 ok\r\n');
+        } else if (line.startsWith('QUIT')) socket.end('221 bye\r\n');
+        else socket.write('250 2.0.0 ok\r\n');
+      }
+    });
+  });
+}
+
 /** A raw server: `greet` says whether it sends `220`, `answer` whether it then answers every command. */
 function rawServer(greet: boolean, answer: boolean): Server {
   return createServer((socket) => {
@@ -53,10 +83,18 @@ beforeAll(async () => {
   for (const host of otherHosts) {
     slow.push(await startSmtpServer({ host, port: first.port, delayMs: 150, mailboxes: { alice: 'ok' } }));
   }
-  raw = [rawServer(true, false), rawServer(false, false), rawServer(true, true)];
+  raw = [
+    rawServer(true, false),
+    rawServer(false, false),
+    rawServer(true, true),
+    stallsAfterOneRcpt(false),
+    stallsAfterOneRcpt(true),
+  ];
   rawPort = await listen(raw[0]!, '127.0.0.21', 0);
   await listen(raw[1]!, '127.0.0.22', rawPort);
   await listen(raw[2]!, '127.0.0.23', rawPort);
+  await listen(raw[3]!, '127.0.0.24', rawPort);
+  await listen(raw[4]!, '127.0.0.25', rawPort);
 });
 
 afterAll(async () => {
@@ -133,6 +171,43 @@ describe('a budget shorter than the reply timeout', () => {
       await verifier.dispose();
     }
   });
+});
+
+describe('a session another verification opened', () => {
+  it.each([
+    ['one command at a time', '127.0.0.24'],
+    ['in pipelined groups', '127.0.0.25'],
+  ])(
+    'waits for each reply no longer than the asking verification’s own replyTimeoutMs (%s)',
+    async (_, ip) => {
+      const verifier = createVerifier({
+        ...loopback,
+        resolver: staticResolver({
+          'reuse.test': {
+            mx: [
+              { priority: 10, exchange: 'mx1.reuse.test' },
+              { priority: 20, exchange: 'mx2.reuse.test' },
+            ],
+          },
+          'mx1.reuse.test': { a: [ip] },
+          'mx2.reuse.test': { a: ['127.0.0.23'] },
+        }),
+        smtpPort: rawPort,
+        timeoutMs: 20_000,
+        replyTimeoutMs: 10_000,
+      });
+      try {
+        const first = await verifier.verify('first@reuse.test');
+        expect(first).toMatchObject({ status: 'valid', mx_record: 'mx1.reuse.test' });
+        // The open session (reply timeout 10 s) stalls at this RCPT TO: after 300 ms this verification gives up on
+        // it and is answered on a fresh session, instead of waiting out its 3 s budget on the stalled one.
+        const second = await verifier.verify('second@reuse.test', { replyTimeoutMs: 300, timeoutMs: 3000 });
+        expect(second).toMatchObject({ status: 'valid', sub_status: null });
+      } finally {
+        await verifier.dispose();
+      }
+    },
+  );
 });
 
 describe('a tarpit that never greets', () => {

@@ -13,7 +13,7 @@ import { type Backoff, mayWait } from './backoff.js';
 import type { Connection, Waiter } from './connection.js';
 import { envelopeCommands, fitsEnvelope } from './envelope.js';
 import { mayRetryLost, readGroup } from './group.js';
-import { expired, leaseError, within } from './lease.js';
+import { expired, leaseError, replyDeadline, within } from './lease.js';
 import { aboutRequest, backoffReply, settled, smtpReplyOf, tooManyRecipients } from './replies.js';
 import type { Slots } from './slots.js';
 import type { StepKeeper } from './step.js';
@@ -210,7 +210,8 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
     counters.rcpts += members.length;
     if (group.retry452) counters.reused += members.length - 1;
     counters.groups += 1;
-    const deadlines = members.map((member) => member.lease.deadline);
+    const sentAt = now();
+    const deadlines = members.map((member) => replyDeadline(member.lease, member.request, sentAt));
     for (let index = deadlines.length - 2; index >= 0; index--) {
       deadlines[index] = Math.max(deadlines[index]!, deadlines[index + 1]!);
     }
