@@ -38,6 +38,7 @@ export {
   type RunnerContext,
   type UnqueuedInputs,
 } from './bulk/runner.js';
+export type { EncodedSource } from './bulk/source.js';
 export {
   type AddOptions,
   type Awaitable,
@@ -232,6 +233,7 @@ export type {
   SmtpReply,
   SmtpSession,
   SmtpStage,
+  StepCheck,
   TranscriptDirection,
   TranscriptHook,
   Transport,

@@ -4,6 +4,7 @@
  * file, so that no import circle runs through the options (see docs/architecture.md).
  * @module
  */
+import type { Awaitable } from '../awaitable.js';
 import type { ErrorCode } from '../errors.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
@@ -223,8 +224,7 @@ export interface StoreDamage {
   readonly problem: string;
 }
 
-/** A value or a promise of it: stores may be synchronous (memory) or asynchronous (a database). */
-export type Awaitable<T> = T | Promise<T>;
+export type { Awaitable } from '../awaitable.js';
 
 /**
  * A job's metadata as the manager hands it to the store. Times are milliseconds since the epoch.

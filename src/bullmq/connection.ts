@@ -179,7 +179,7 @@ export function redisProblem(error: unknown, connectionError?: unknown): string 
 
 /**
  * The `queue_unavailable` error of a Redis that cannot be used: names the Redis (password hidden) and says what is
- * wrong in words (see {@link redisProblem}), with `error` as its cause.
+ * wrong in words (refused, a wrong password, a missing permission, not Redis, a timeout), with `error` as its cause.
  * @example
  * queueUnavailable(keys.redis, error, lastError()).message;
  * // "cannot connect to the queue's Redis (redis://:***@127.0.0.1:1): nothing listens at that address (is Redis running?): ..."

@@ -6,6 +6,12 @@
  * @module
  */
 export { type ChunkData, type ChunkItem, chunksOf } from './chunks.js';
-export { checkRedis, deleteFleetKeys, type FleetConnection, type FleetOptions } from './connection.js';
+export {
+  checkRedis,
+  deleteFleetKeys,
+  type FleetConnection,
+  type FleetOptions,
+  queueUnavailable,
+} from './connection.js';
 export { type BullmqRunnerOptions, bullmqRunner, RUNNER_DEFAULTS } from './runner.js';
 export { createWorker, type FleetWorker, type FleetWorkerOptions, WORKER_DEFAULTS } from './worker.js';

@@ -4,8 +4,7 @@
  * @module
  */
 
-/** A value, or a promise of it (a log may be synchronous or not). */
-type Awaitable<T> = T | Promise<T>;
+import type { Awaitable } from '../awaitable.js';
 
 /** The events a job's webhook can be told about. */
 export type WebhookEventType = 'bulk.completed' | 'bulk.failed' | 'bulk.progress';
