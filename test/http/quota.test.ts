@@ -6,6 +6,32 @@ import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { BIN } from '../support/mailvet-bin.js';
 import { addresses, fakeVerifier, KEY_A, KEY_B } from './support.js';
 
+/** `mailvet serve` (built) with a 96 MB heap and KEY_A, as a child process; `base` resolves with its URL. */
+function smallHeapServe() {
+  const child = spawn(
+    process.execPath,
+    ['--max-old-space-size=96', BIN, 'serve', '--port', '0', '--no-dns'],
+    {
+      env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY_A },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const base = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
+      if (url) resolve(url);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  return { child, base, stderr: () => stderr };
+}
+
 async function post(url: string, key: string, body: unknown): Promise<Response> {
   return fetch(url, {
     method: 'POST',
@@ -65,28 +91,9 @@ describe('addresses held per API key', () => {
   });
 
   it('keeps a mailvet serve with a 96 MB heap alive against one key filling jobs it never starts', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--max-old-space-size=96', BIN, 'serve', '--port', '0', '--no-dns'],
-      {
-        env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY_A },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
+    const serve = smallHeapServe();
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-          if (url) resolve(url);
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
+      const base = await serve.base;
       let refusedAt = -1;
       for (let round = 0; round < 60 && refusedAt === -1; round++) {
         const created = await post(`${base}/v1/bulk`, KEY_A, { auto_start: false });
@@ -101,37 +108,18 @@ describe('addresses held per API key', () => {
       }
       expect(refusedAt).toBeGreaterThan(0);
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
-      expect(stderr).not.toContain('heap out of memory');
+      expect(serve.stderr()).not.toContain('heap out of memory');
     } finally {
-      child.kill('SIGTERM');
+      serve.child.kill('SIGTERM');
     }
   }, 60_000);
 
   it('keeps a mailvet serve with a 96 MB heap alive against one key uploading wide CSV rows', async () => {
     // The loop of issue 28: uploads of rows of 60,000 characters (each under the row limit), well within the
     // address quota; before the byte budget the server died of a full heap.
-    const child = spawn(
-      process.execPath,
-      ['--max-old-space-size=96', BIN, 'serve', '--port', '0', '--no-dns'],
-      {
-        env: { PATH: process.env.PATH ?? '', MAILVET_API_KEYS: KEY_A },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
+    const serve = smallHeapServe();
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
-          const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-          if (url) resolve(url);
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
+      const base = await serve.base;
       const wide = 'x'.repeat(60_000);
       const csv = `email,notes\n${Array.from({ length: 100 }, (_, i) => `user${i}@d.example,${wide}`).join('\n')}\n`;
       let refused: Response | undefined;
@@ -158,9 +146,9 @@ describe('addresses held per API key', () => {
         ),
       });
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
-      expect(stderr).not.toContain('heap out of memory');
+      expect(serve.stderr()).not.toContain('heap out of memory');
     } finally {
-      child.kill('SIGTERM');
+      serve.child.kill('SIGTERM');
     }
   }, 120_000);
 });
