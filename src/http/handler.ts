@@ -22,6 +22,7 @@ import { openApiDocument } from './openapi.js';
 import { pathAndQuery, rejectUnknownParams } from './params.js';
 import { createRateLimiter } from './rate-limit.js';
 import { REQUEST_ID_HEADER, type RequestIdGenerator, randomRequestId, requestIdOf } from './request-id.js';
+import type { RequestObserver } from './request-record.js';
 import { emptyResponse, jsonTextResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
@@ -78,6 +79,11 @@ export interface HandlerOptions {
    * on, every API key may call it. See docs/http.md. @default false
    */
   readonly diagnostics?: boolean | DiagnosticsRouteOptions;
+  /**
+   * Told about every answered request (method, route template, status, duration, bytes, tenant): where request
+   * logs and HTTP metrics come from. @default none
+   */
+  readonly onRequest?: RequestObserver;
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -121,6 +127,7 @@ const KNOWN_OPTIONS = new Set([
   'webhooks',
   'heartbeatMs',
   'diagnostics',
+  'onRequest',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -149,6 +156,14 @@ function authenticatorOf(options: HandlerOptions): Authenticate {
 function jsonTextOf(common: Readonly<Record<string, string>>, light: boolean): Context['jsonText'] {
   return (status, text, extra) =>
     jsonTextResponse(status, text, extra === undefined ? common : { ...common, ...extra }, light);
+}
+
+/** What {@link createHandler}'s `respond` learned of a request, for the `onRequest` observer. */
+interface Seen {
+  /** The matched route's path template. */
+  route: string | null;
+  /** The authenticated tenant. */
+  tenant: string | undefined;
 }
 
 function isV1(pathname: string): boolean {
@@ -224,7 +239,11 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     : undefined;
   let closed = false;
 
-  async function respond(request: Request): Promise<Response> {
+  const onRequest = options.onRequest;
+  if (onRequest !== undefined && typeof onRequest !== 'function')
+    throw new OptionsError('onRequest', 'must be a function');
+
+  async function respond(request: Request, seen?: Seen): Promise<Response> {
     const requestId = requestIdOf(request, generateId);
     let headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
     try {
@@ -233,6 +252,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       if (consoleOn && isConsolePath(pathname))
         return consoleResponse(consoleFiles, request.method, pathname);
       const match = router.match(request.method, pathname);
+      if (seen !== undefined && match.kind === 'found') seen.route = match.route.path;
       const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
       let tenant: string | undefined;
       if (needsAuth) {
@@ -254,6 +274,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           throw new HttpError('unauthorized', undefined, { headers: { 'www-authenticate': 'Bearer' } });
         }
         tenant = who;
+        if (seen !== undefined) seen.tenant = who;
         if (limiting) {
           const decision = limiter.take(tenant);
           headers = { ...headers, ...decision.headers };
@@ -290,8 +311,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   }
 
   /** The answer to HEAD: the GET response's status and headers, without its body. */
-  async function head(request: Request): Promise<Response> {
-    const response = await respond(request);
+  async function head(request: Request, seen?: Seen): Promise<Response> {
+    const response = await respond(request, seen);
     await response.body?.cancel();
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
@@ -300,8 +321,32 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     return emptyResponse(response.status, headers);
   }
 
-  const handler = (request: Request): Promise<Response> =>
-    request.method === 'HEAD' ? head(request) : respond(request);
+  const answer = (request: Request, seen?: Seen): Promise<Response> =>
+    request.method === 'HEAD' ? head(request, seen) : respond(request, seen);
+
+  /** Answers `request` and tells `onRequest` about it. */
+  async function observe(request: Request, observer: RequestObserver): Promise<Response> {
+    const started = performance.now();
+    const seen: Seen = { route: null, tenant: undefined };
+    const response = await answer(request, seen);
+    const length = response.headers.get('content-length');
+    try {
+      observer({
+        requestId: response.headers.get(REQUEST_ID_HEADER) ?? '',
+        method: request.method,
+        route: seen.route,
+        status: response.status,
+        durationMs: performance.now() - started,
+        bytes: length === null ? undefined : Number(length),
+        tenant: seen.tenant,
+      });
+    } catch {
+      // An observer's failure must not change the answer.
+    }
+    return response;
+  }
+
+  const handler = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
   return Object.assign(handler, {
     async close() {
       if (closed) return;

@@ -60,6 +60,7 @@ export {
   type RateLimitOptions,
 } from './rate-limit.js';
 export { REQUEST_ID_HEADER, type RequestIdGenerator } from './request-id.js';
+export type { RequestObserver, RequestRecord } from './request-record.js';
 export type { Method } from './router.js';
 export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';
 export type { Schema } from './schemas.js';

@@ -1,0 +1,29 @@
+/**
+ * What the handler tells its `onRequest` observer about each answered request: the one record that request
+ * logs and HTTP metrics are made from.
+ * @module
+ */
+
+/** One answered request, as `HandlerOptions.onRequest` receives it. Never carries a key or a query string. */
+export interface RequestRecord {
+  /** The request id, as answered in the `Request-Id` header. */
+  readonly requestId: string;
+  /** The request method (`HEAD` for a HEAD request). */
+  readonly method: string;
+  /**
+   * The route's path template (`/v1/bulk/{id}`), or `null` when no route matched (a console file, an unknown
+   * path): a bounded label, never the request's own path.
+   */
+  readonly route: string | null;
+  /** The response status. */
+  readonly status: number;
+  /** Milliseconds from the request's arrival at the handler to its response (headers) being ready. */
+  readonly durationMs: number;
+  /** The response body's length from its `content-length`, when known (a stream has none). */
+  readonly bytes: number | undefined;
+  /** The tenant the request acted for, when it was authenticated. */
+  readonly tenant: string | undefined;
+}
+
+/** Receives one {@link RequestRecord} per answered request. It must not throw; an error it throws is ignored. */
+export type RequestObserver = (record: RequestRecord) => void;
