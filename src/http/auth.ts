@@ -4,15 +4,18 @@
  * @module
  */
 import { OptionsError } from '../errors.js';
+import type { Principal } from './principal.js';
 
 /**
  * Identifies the caller of a `/v1` request: returns the tenant the request acts for (a non-empty string;
- * jobs are only visible to the tenant that created them), or `null` to answer 401. It may also throw an
- * `HttpError` to answer otherwise.
+ * jobs are only visible to the tenant that created them) or a {@link Principal} (the tenant with the key's
+ * id, scopes and limits), or `null` to answer 401. It may also throw an `HttpError` to answer otherwise.
  * @example
  * const authenticate: Authenticate = (request) => sessions.userOf(request.headers.get('cookie'));
  */
-export type Authenticate = (request: Request) => string | null | Promise<string | null>;
+export type Authenticate = (
+  request: Request,
+) => string | Principal | null | Promise<string | Principal | null>;
 
 /** Name of the environment variable that holds the API keys, comma-separated. */
 export const API_KEYS_ENV = 'MAILVET_API_KEYS';

@@ -8,6 +8,7 @@ import type { Verifier } from '../verifier.js';
 import type { ByteReservations } from './byte-reservations.js';
 import type { HttpLimits } from './limits.js';
 import type { QueryParams } from './params.js';
+import type { Principal } from './principal.js';
 import type { HttpWebhooks } from './webhook-settings.js';
 
 /** The services and settings operations use, fixed when the handler is made. */
@@ -38,6 +39,8 @@ export interface Context {
   readonly params: Readonly<Record<string, string>>;
   /** The caller's tenant (`undefined` on routes without authentication). */
   readonly tenant: string | undefined;
+  /** The caller: the tenant with its key's id, scopes and limits (`undefined` on routes without authentication). */
+  readonly principal: Principal | undefined;
   /** Headers every response to this request carries (request id, rate limit). */
   readonly headers: Readonly<Record<string, string>>;
   readonly services: Services;

@@ -20,6 +20,7 @@ import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
 import { pathAndQuery, rejectUnknownParams } from './params.js';
+import { type Principal, principalOf } from './principal.js';
 import { createRateLimiter } from './rate-limit.js';
 import { REQUEST_ID_HEADER, type RequestIdGenerator, randomRequestId, requestIdOf } from './request-id.js';
 import type { RequestObserver } from './request-record.js';
@@ -164,6 +165,8 @@ interface Seen {
   route: string | null;
   /** The authenticated tenant. */
   tenant: string | undefined;
+  /** The authenticated key's public id. */
+  keyId: string | undefined;
 }
 
 function isV1(pathname: string): boolean {
@@ -255,6 +258,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       if (seen !== undefined && match.kind === 'found') seen.route = match.route.path;
       const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
       let tenant: string | undefined;
+      let principal: Principal | undefined;
       if (needsAuth) {
         // Only a client with failed authentications has a bucket: none, no lookup (nor address) needed.
         if (authFailures.size() > 0) {
@@ -268,13 +272,17 @@ export function createHandler(options: HandlerOptions = {}): Handler {
         }
         const answer = authenticate(request);
         const who = answer instanceof Promise ? await answer : answer;
-        if (typeof who !== 'string' || who === '') {
+        principal = who === null || who === undefined ? undefined : principalOf(who);
+        if (principal === undefined || typeof principal.tenant !== 'string' || principal.tenant === '') {
           const client = clientAddressOf(request);
           if (client !== undefined) authFailures.take(client);
           throw new HttpError('unauthorized', undefined, { headers: { 'www-authenticate': 'Bearer' } });
         }
-        tenant = who;
-        if (seen !== undefined) seen.tenant = who;
+        tenant = principal.tenant;
+        if (seen !== undefined) {
+          seen.tenant = tenant;
+          seen.keyId = principal.keyId;
+        }
         if (limiting) {
           const decision = limiter.take(tenant);
           headers = { ...headers, ...decision.headers };
@@ -299,6 +307,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
         query,
         params: match.params,
         tenant,
+        principal,
         headers,
         services,
         json: (status, body, extra) => jsonText(status, JSON.stringify(body), extra),
@@ -327,7 +336,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   /** Answers `request` and tells `onRequest` about it. */
   async function observe(request: Request, observer: RequestObserver): Promise<Response> {
     const started = performance.now();
-    const seen: Seen = { route: null, tenant: undefined };
+    const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
     const response = await answer(request, seen);
     const length = response.headers.get('content-length');
     try {
@@ -339,6 +348,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
         durationMs: performance.now() - started,
         bytes: length === null ? undefined : Number(length),
         tenant: seen.tenant,
+        keyId: seen.keyId,
       });
     } catch {
       // An observer's failure must not change the answer.

@@ -53,6 +53,7 @@ export {
   toNodeListener,
 } from './node.js';
 export { API_VERSION, openApiDocument } from './openapi.js';
+export { type Principal, principalOf, SCOPES, type Scope } from './principal.js';
 export {
   createRateLimiter,
   type RateDecision,

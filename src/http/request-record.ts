@@ -23,6 +23,8 @@ export interface RequestRecord {
   readonly bytes: number | undefined;
   /** The tenant the request acted for, when it was authenticated. */
   readonly tenant: string | undefined;
+  /** The public id of the API key used, when the authentication named one (never the key itself). */
+  readonly keyId: string | undefined;
 }
 
 /** Receives one {@link RequestRecord} per answered request. It must not throw; an error it throws is ignored. */

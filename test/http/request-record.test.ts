@@ -61,6 +61,30 @@ describe('onRequest', () => {
     expect(response.status).toBe(200);
   });
 
+  it('carries the tenant and key id of a principal that authenticate answers', async () => {
+    const records: RequestRecord[] = [];
+    const handler = createHandler({
+      verifier: fakeVerifier(),
+      console: false,
+      authenticate: () => ({ tenant: 'tenant-1', keyId: 'mv_abc123' }),
+      onRequest: (record) => records.push(record),
+    });
+    handlers.push(handler);
+    const response = await handler(new Request('http://localhost/v1/bulk'));
+    expect(response.status).toBe(200);
+    expect(records[0]).toMatchObject({ route: '/v1/bulk', tenant: 'tenant-1', keyId: 'mv_abc123' });
+  });
+
+  it('answers 401 when authenticate answers a principal with an empty tenant', async () => {
+    const handler = createHandler({
+      verifier: fakeVerifier(),
+      console: false,
+      authenticate: () => ({ tenant: '' }),
+    });
+    handlers.push(handler);
+    expect((await handler(new Request('http://localhost/v1/bulk'))).status).toBe(401);
+  });
+
   it('is refused when it is not a function', () => {
     expect(() =>
       createHandler({ verifier: fakeVerifier(), apiKeys: [KEY_A], onRequest: 'log' as never }),

@@ -1,0 +1,34 @@
+/**
+ * Who a request acts for: the tenant, and what the API key behind it may do.
+ * @module
+ */
+
+/** Every scope an API key can hold. A key from `MAILVET_API_KEYS` or `apiKeys` holds them all. */
+export const SCOPES = ['verify', 'bulk:read', 'bulk:write', 'admin'] as const;
+
+/**
+ * What a request may do: `verify` (`GET /v1/verify`), `bulk:read` (read jobs, results, events, deliveries),
+ * `bulk:write` (create, add to, start, finish and delete jobs), `admin` (metrics, diagnostics).
+ */
+export type Scope = (typeof SCOPES)[number];
+
+/** Who a request acts for, as an {@link Authenticate} may answer it instead of a bare tenant string. */
+export interface Principal {
+  /** The tenant (non-empty): jobs are visible only to it, and usage is counted per tenant. */
+  readonly tenant: string;
+  /** The API key's public id (never the key), for logs and usage. @default none */
+  readonly keyId?: string;
+  /** The key's name, as its owner gave it. @default none */
+  readonly name?: string;
+  /** What the key may do. @default every scope in {@link SCOPES} */
+  readonly scopes?: readonly Scope[];
+  /** The key's own request rate, requests per second, instead of the handler's `limits.requestsPerSecond`. */
+  readonly requestsPerSecond?: number;
+  /** Addresses the key may verify per UTC day (single verifications plus bulk addresses). @default unlimited */
+  readonly addressesPerDay?: number;
+}
+
+/** The {@link Principal} of an authentication's answer: a bare tenant string holds every scope. */
+export function principalOf(answer: string | Principal): Principal {
+  return typeof answer === 'string' ? { tenant: answer } : answer;
+}
