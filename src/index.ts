@@ -148,6 +148,13 @@ export {
   type SmtpFailure,
 } from './errors.js';
 export {
+  type BooleanField,
+  type CustomField,
+  type IntegerField,
+  type OptionField,
+  VERIFY_FIELDS,
+} from './option-fields.js';
+export {
   DEFAULTS,
   type ListOptions,
   type ListPatch,

@@ -8,6 +8,14 @@ import { parseCidrList } from './dns/guard.js';
 import type { Resolver } from './dns/types.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
+import {
+  type BooleanField,
+  type IntegerField,
+  type OptionField,
+  VERIFY_FIELDS,
+  verifyBoolean,
+  verifyInteger,
+} from './option-fields.js';
 import type { TlsPolicy, Transport } from './smtp/types.js';
 
 /**
@@ -181,91 +189,31 @@ export interface ResolvedOptions {
   readonly signal: AbortSignal | undefined;
 }
 
-/** The documented defaults. */
-export const DEFAULTS = Object.freeze({
-  dns: true,
-  smtp: true,
-  allowSmtpUtf8: true,
-  allowQuotedLocal: false,
-  allowDomainLiteral: false,
-  roleIsDoNotMail: false,
-  smtpPort: 25,
-  timeoutMs: 10_000,
-  connectTimeoutMs: 5_000,
-  replyTimeoutMs: 5_000,
-  tls: 'never' as TlsPolicy,
-  catchAll: true,
-  catchAllTtlMs: 3_600_000,
-  trace: false,
-  maxMxHosts: 3,
-  perMxConcurrency: 2,
-  concurrency: 64,
-  maxRcptPerSession: 20,
-  maxRejectsPerSession: 8,
-  idleSessionMs: 5_000,
-  mxBackoffMs: 30_000,
-});
+/** The scalar fields' defaults of a table: each integer and boolean row's `default`. */
+function defaultsOf<T extends Record<string, OptionField>>(
+  fields: T,
+): {
+  readonly [K in keyof T as T[K] extends IntegerField | BooleanField ? K : never]: T[K] extends IntegerField
+    ? number
+    : boolean;
+} {
+  const defaults: Record<string, number | boolean> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    if (field.kind !== 'custom') defaults[name] = field.default;
+  }
+  return defaults as never;
+}
 
-const KNOWN_KEYS = new Set([
-  'dns',
-  'smtp',
-  'allowSmtpUtf8',
-  'allowQuotedLocal',
-  'allowDomainLiteral',
-  'allowTlds',
-  'blocklist',
-  'allowlist',
-  'roleIsDoNotMail',
-  'suggestDomains',
-  'lists',
-  'checks',
-  'disableChecks',
-  'resolver',
-  'transport',
-  'heloHost',
-  'mailFrom',
-  'smtpPort',
-  'timeoutMs',
-  'connectTimeoutMs',
-  'replyTimeoutMs',
-  'tls',
-  'allowAddresses',
-  'catchAll',
-  'catchAllTtlMs',
-  'trace',
-  'maxMxHosts',
-  'perMxConcurrency',
-  'concurrency',
-  'maxRcptPerSession',
-  'maxRejectsPerSession',
-  'idleSessionMs',
-  'mxBackoffMs',
-  'signal',
-]);
+/** The documented defaults, read off {@link VERIFY_FIELDS}. */
+export const DEFAULTS = Object.freeze({ ...defaultsOf(VERIFY_FIELDS), tls: 'never' as TlsPolicy });
+
+/** Every option's name: the rows of {@link VERIFY_FIELDS}, which must hold one per `VerifyOptions` member. */
+const KNOWN_KEYS: ReadonlySet<string> = new Set(
+  Object.keys(VERIFY_FIELDS satisfies Record<keyof Required<VerifyOptions>, OptionField>),
+);
 
 const MAX_LIST_ENTRIES = 1_000_000;
 const MAX_ENTRY_LENGTH = 320;
-
-function bool(options: VerifyOptions, key: keyof VerifyOptions & keyof typeof DEFAULTS): boolean {
-  const value = options[key];
-  if (value === undefined) return DEFAULTS[key] as boolean;
-  if (typeof value !== 'boolean') throw new OptionsError(key, 'must be a boolean');
-  return value;
-}
-
-function int(
-  options: VerifyOptions,
-  key: keyof VerifyOptions & keyof typeof DEFAULTS,
-  min: number,
-  max: number,
-): number {
-  const value = options[key];
-  if (value === undefined) return DEFAULTS[key] as number;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(key, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
 
 function strings(value: unknown, key: string): readonly string[] {
   if (value === undefined) return [];
@@ -403,15 +351,13 @@ function budgetOf(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOpti
   }
   if (keys === 0) return base;
   const timeoutMs =
-    overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000);
+    overrides.timeoutMs === undefined ? base.timeoutMs : verifyInteger(overrides, 'timeoutMs');
   const connectTimeoutMs =
     overrides.connectTimeoutMs === undefined
       ? base.connectTimeoutMs
-      : int(overrides, 'connectTimeoutMs', 1, 600_000);
+      : verifyInteger(overrides, 'connectTimeoutMs');
   const replyTimeoutMs =
-    overrides.replyTimeoutMs === undefined
-      ? base.replyTimeoutMs
-      : int(overrides, 'replyTimeoutMs', 1, 600_000);
+    overrides.replyTimeoutMs === undefined ? base.replyTimeoutMs : verifyInteger(overrides, 'replyTimeoutMs');
   const signal = overrides.signal === undefined ? base.signal : signalOption(overrides.signal);
   if (signal !== base.signal) return { ...base, timeoutMs, connectTimeoutMs, replyTimeoutMs, signal };
   if (
@@ -451,15 +397,15 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
   }
   const signal = signalOption(options.signal);
   return {
-    dns: bool(options, 'dns'),
-    smtp: bool(options, 'smtp'),
-    allowSmtpUtf8: bool(options, 'allowSmtpUtf8'),
-    allowQuotedLocal: bool(options, 'allowQuotedLocal'),
-    allowDomainLiteral: bool(options, 'allowDomainLiteral'),
+    dns: verifyBoolean(options, 'dns'),
+    smtp: verifyBoolean(options, 'smtp'),
+    allowSmtpUtf8: verifyBoolean(options, 'allowSmtpUtf8'),
+    allowQuotedLocal: verifyBoolean(options, 'allowQuotedLocal'),
+    allowDomainLiteral: verifyBoolean(options, 'allowDomainLiteral'),
     allowTlds: entrySet(options.allowTlds, 'allowTlds'),
     blocklist: entrySet(options.blocklist, 'blocklist'),
     allowlist: entrySet(options.allowlist, 'allowlist'),
-    roleIsDoNotMail: bool(options, 'roleIsDoNotMail'),
+    roleIsDoNotMail: verifyBoolean(options, 'roleIsDoNotMail'),
     suggestDomains: [...entrySet(options.suggestDomains, 'suggestDomains')],
     lists: lists(options.lists),
     checks: checks(options.checks),
@@ -468,24 +414,24 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     transport: seam<Transport>(options.transport, 'transport', ['connect']),
     heloHost: envelopeOption(options, 'heloHost'),
     mailFrom: envelopeOption(options, 'mailFrom'),
-    smtpPort: int(options, 'smtpPort', 1, 65_535),
-    timeoutMs: int(options, 'timeoutMs', 1, 600_000),
-    connectTimeoutMs: int(options, 'connectTimeoutMs', 1, 600_000),
-    replyTimeoutMs: int(options, 'replyTimeoutMs', 1, 600_000),
+    smtpPort: verifyInteger(options, 'smtpPort'),
+    timeoutMs: verifyInteger(options, 'timeoutMs'),
+    connectTimeoutMs: verifyInteger(options, 'connectTimeoutMs'),
+    replyTimeoutMs: verifyInteger(options, 'replyTimeoutMs'),
     tls,
     allowAddresses: parseCidrList(strings(options.allowAddresses, 'allowAddresses')).map(
       (range) => range.text,
     ),
-    catchAll: bool(options, 'catchAll'),
-    catchAllTtlMs: int(options, 'catchAllTtlMs', 0, 30 * 86_400_000),
-    trace: bool(options, 'trace'),
-    maxMxHosts: int(options, 'maxMxHosts', 1, 10),
-    perMxConcurrency: int(options, 'perMxConcurrency', 1, 100),
-    concurrency: int(options, 'concurrency', 1, 10_000),
-    maxRcptPerSession: int(options, 'maxRcptPerSession', 1, 1_000),
-    maxRejectsPerSession: int(options, 'maxRejectsPerSession', 1, 1_000),
-    idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
-    mxBackoffMs: int(options, 'mxBackoffMs', 0, 3_600_000),
+    catchAll: verifyBoolean(options, 'catchAll'),
+    catchAllTtlMs: verifyInteger(options, 'catchAllTtlMs'),
+    trace: verifyBoolean(options, 'trace'),
+    maxMxHosts: verifyInteger(options, 'maxMxHosts'),
+    perMxConcurrency: verifyInteger(options, 'perMxConcurrency'),
+    concurrency: verifyInteger(options, 'concurrency'),
+    maxRcptPerSession: verifyInteger(options, 'maxRcptPerSession'),
+    maxRejectsPerSession: verifyInteger(options, 'maxRejectsPerSession'),
+    idleSessionMs: verifyInteger(options, 'idleSessionMs'),
+    mxBackoffMs: verifyInteger(options, 'mxBackoffMs'),
     signal,
   };
 }
