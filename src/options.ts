@@ -3,9 +3,10 @@
  * @module
  */
 
-import type { Check } from './checks/types.js';
+import type { Check, ListOptions, ResolvedOptions } from './checks/types.js';
+import type { Resolver } from './contracts/dns.js';
+import type { TlsPolicy, Transport } from './contracts/smtp.js';
 import { parseCidrList } from './dns/guard.js';
-import type { Resolver } from './dns/types.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
 import {
@@ -16,26 +17,8 @@ import {
   verifyBoolean,
   verifyInteger,
 } from './option-fields.js';
-import type { TlsPolicy, Transport } from './smtp/types.js';
 
-/**
- * Changes to a built-in list: an array replaces the list, an object adds to and removes from it.
- * Entries are domains (disposable, free) or local parts (role); matching ignores case.
- */
-export type ListPatch =
-  | readonly string[]
-  | { readonly add?: readonly string[]; readonly remove?: readonly string[] };
-
-/** Overrides of the built-in data lists. */
-export interface ListOptions {
-  /** Disposable (throwaway) domains. Subdomains of a listed domain match too. */
-  readonly disposable?: ListPatch;
-  /** Free consumer mail providers. */
-  readonly free?: ListPatch;
-  /** Role local parts (info, sales, ...). */
-  readonly role?: ListPatch;
-}
-
+export type { ListOptions, ListPatch, ResolvedOptions } from './checks/types.js';
 export type { TlsPolicy };
 
 /** Options of a verification. Every field is optional; defaults are in {@link DEFAULTS}. */
@@ -150,44 +133,6 @@ export type VerifierLevelOption = (typeof VERIFIER_LEVEL_OPTIONS)[number];
  * verifier-level ones, so the compiler (not a runtime `OptionsError`) says when one is passed per call.
  */
 export type VerifyCallOptions = Omit<VerifyOptions, VerifierLevelOption>;
-
-/** Options after validation and defaulting. */
-export interface ResolvedOptions {
-  readonly dns: boolean;
-  readonly smtp: boolean;
-  readonly allowSmtpUtf8: boolean;
-  readonly allowQuotedLocal: boolean;
-  readonly allowDomainLiteral: boolean;
-  readonly allowTlds: ReadonlySet<string>;
-  readonly blocklist: ReadonlySet<string>;
-  readonly allowlist: ReadonlySet<string>;
-  readonly roleIsDoNotMail: boolean;
-  readonly suggestDomains: readonly string[];
-  readonly lists: ListOptions;
-  readonly checks: readonly Check[] | undefined;
-  readonly disableChecks: ReadonlySet<string>;
-  readonly resolver: Resolver | undefined;
-  readonly transport: Transport | undefined;
-  readonly heloHost: string | undefined;
-  readonly mailFrom: string | undefined;
-  readonly smtpPort: number;
-  readonly timeoutMs: number;
-  readonly connectTimeoutMs: number;
-  readonly replyTimeoutMs: number;
-  readonly tls: TlsPolicy;
-  readonly allowAddresses: readonly string[];
-  readonly catchAll: boolean;
-  readonly catchAllTtlMs: number;
-  readonly trace: boolean;
-  readonly maxMxHosts: number;
-  readonly perMxConcurrency: number;
-  readonly concurrency: number;
-  readonly maxRcptPerSession: number;
-  readonly maxRejectsPerSession: number;
-  readonly idleSessionMs: number;
-  readonly mxBackoffMs: number;
-  readonly signal: AbortSignal | undefined;
-}
 
 /** The scalar fields' defaults of a table: each integer and boolean row's `default`. */
 function defaultsOf<T extends Record<string, OptionField>>(
