@@ -19,6 +19,7 @@ export type OperationId =
   | 'deleteJob'
   | 'addEmails'
   | 'startJob'
+  | 'finishJob'
   | 'getJobResults'
   | 'jobEvents'
   | 'listWebhookDeliveries'
@@ -284,6 +285,23 @@ export const ROUTES: readonly Route[] = [
     summary: 'Start a job created with auto_start false',
     parameters: [JOB_ID],
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
+    errors: ['not_found', 'conflict'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/bulk/{id}/finish',
+    operationId: 'finishJob',
+    auth: true,
+    summary: 'Finish now: stop waiting for greylisting retries',
+    description:
+      "Ends the job's waiting greylisting retries with their last verdict (`unknown`/`greylisted`; the result's " +
+      '`reason` ends with `not retried: the job was finished before the retry due at HH:MM UTC`), and the job ' +
+      'retries nothing from then on (`retries.delays_ms` becomes `[]`). When nothing else is left the job is ' +
+      '`complete` in the answer, and its events and webhooks say so as usual; else it completes when its remaining ' +
+      'addresses are final. No body. Idempotent: a `complete` job is answered as it is; a `queued` (not started) or ' +
+      '`failed` job is a 409 `conflict`.',
+    parameters: [JOB_ID],
+    success: { status: 200, description: 'The job after.', content: { 'application/json': ref('Job') } },
     errors: ['not_found', 'conflict'],
   },
   {
