@@ -315,7 +315,8 @@ export const ROUTES: readonly Route[] = [
       'the Accept header. Before the job is complete: 409 `job_not_complete` with the job, unless ' +
       '`partial=true`, which returns the results finished so far. The CSV of a job made from a text/csv body ' +
       "has the file's columns first (in its order; a row added as JSON or text has empty cells but the address), " +
-      'then the result columns (`mailvet_` before a name the file has), unless `results_only=true`.',
+      'then the result columns but `email` (the file holds the address; `mailvet_` before a name the file has), ' +
+      'unless `results_only=true`.',
     parameters: [
       JOB_ID,
       {

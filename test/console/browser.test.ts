@@ -301,12 +301,14 @@ describe.skipIf(!available)('the console in Chromium', () => {
         })
       ).text(),
     ) as string[][];
-    // The file's columns in their order, then the API's result columns; row by row, the file's cells (the
-    // phone number not formula-escaped), then the API's.
-    expect(downloaded[0]).toEqual(['id', 'name', 'E-Mail', 'notes', 'phone', ...(api[0] ?? [])]);
+    // The file's columns in their order, then the API's result columns but `email` (the file's E-Mail column holds
+    // the address: it is not repeated); row by row, the file's cells (the phone number not formula-escaped), then
+    // the API's.
+    expect(api[0]?.[0]).toBe('email');
+    expect(downloaded[0]).toEqual(['id', 'name', 'E-Mail', 'notes', 'phone', ...(api[0] ?? []).slice(1)]);
     expect(downloaded).toHaveLength(2001);
     expect(downloaded.slice(1).map((row) => row.slice(0, 5))).toEqual(originals);
-    expect(downloaded.slice(1).map((row) => row.slice(5))).toEqual(api.slice(1));
+    expect(downloaded.slice(1).map((row) => row.slice(5))).toEqual(api.slice(1).map((row) => row.slice(1)));
     expect(api.slice(1).map((row) => row[0])).toEqual(originals.map((row) => row[2]));
 
     // The results, 50 rows a page: the page holds one page, read with offset and limit.
