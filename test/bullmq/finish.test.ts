@@ -95,6 +95,14 @@ describe.skipIf(!enabled)('finish now on the bullmq runner', () => {
         // Not this tenant's: not found.
         const missing = await jobs.finish(job.id, { owner: 'someone-else' }).catch((error: unknown) => error);
         expect(isMailvetError(missing) && missing.code).toBe('job_not_found');
+        // A job not started is refused under its row lock, and stays as it was.
+        const queued = await jobs.create({ emails: ['grey0@fin.test'], autoStart: false });
+        const refused = await jobs.finish(queued.id).catch((error: unknown) => error);
+        expect(isMailvetError(refused) && refused.code).toBe('job_not_processing');
+        expect(await jobs.get(queued.id)).toMatchObject({
+          status: 'queued',
+          retries: { delays_ms: [60_000, 300_000, 900_000] },
+        });
       } finally {
         await retryQueue.close();
       }
