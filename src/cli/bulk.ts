@@ -88,7 +88,9 @@ export const BULK_HELP = `Usage: mailvet bulk [flags] <file|-> [-o <out>]
 Verifies a list: plain text (one address a line) or CSV (the address column found by its header name, or
 --column), from a file or standard input (-). Results keep the input's order: CSV (the input's columns plus
 the result's), JSON or NDJSON, chosen by --format or the output's extension. Progress and the summary go to
-standard error. Ctrl-C writes what is done; run again with --resume to go on.
+standard error. Ctrl-C writes what is done; run again with --resume to go on. While rows wait for a
+greylisting retry (--greylist-delays), the first Ctrl-C finishes now instead: they keep their greylisted verdict
+and the run goes on.
 
 Flags:
 ${flagHelp(FLAGS)}
