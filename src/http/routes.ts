@@ -5,6 +5,7 @@
 import type { HttpErrorCode } from './errors.js';
 import { JOBS_PAGE, RESULTS_PAGE, VERIFY_TIMEOUT } from './limits.js';
 import { RESULT_FORMATS } from './negotiate.js';
+import type { Scope } from './principal.js';
 import type { Method } from './router.js';
 import type { Schema } from './schemas.js';
 
@@ -51,6 +52,8 @@ export interface Route {
   readonly operationId: OperationId;
   /** Needs `Authorization: Bearer <key>` (and counts against the tenant's rate limit). */
   readonly auth: boolean;
+  /** The scope a key needs for it (a key without it gets 403 `forbidden`); none: any valid key. */
+  readonly scope?: Scope;
   readonly summary: string;
   readonly description?: string;
   readonly parameters?: readonly ParameterDoc[];
@@ -145,6 +148,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/verify',
     operationId: 'verifyEmail',
     auth: true,
+    scope: 'verify',
     summary: 'Verify one address in real time',
     parameters: [
       {
@@ -178,6 +182,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk',
     operationId: 'createJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Create a bulk job',
     description:
       'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start`, `column` and `greylist_retry_delays_ms` in the query; a list is read whole and checked before the job is made. A query parameter this route does not list, or one with a JSON body, is a 400.',
@@ -230,6 +235,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk',
     operationId: 'listJobs',
     auth: true,
+    scope: 'bulk:read',
     summary: "List the caller's jobs, oldest first",
     parameters: page(JOBS_PAGE, 'jobs'),
     success: { status: 200, description: 'A page of jobs.', content: { 'application/json': ref('JobList') } },
@@ -240,6 +246,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}',
     operationId: 'getJob',
     auth: true,
+    scope: 'bulk:read',
     summary: 'Poll a job',
     parameters: [JOB_ID],
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
@@ -250,6 +257,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}',
     operationId: 'deleteJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Delete a job (stops its work, drops its results)',
     parameters: [JOB_ID],
     success: { status: 204, description: 'Deleted.' },
@@ -260,6 +268,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/emails',
     operationId: 'addEmails',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Add addresses to a job',
     description:
       'Accepted while the job is queued, processing or complete; `total` grows. An add to a complete job reopens it (processing until the new addresses are done). A failed job answers 409 conflict.',
@@ -281,6 +290,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/start',
     operationId: 'startJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Start a job created with auto_start false',
     parameters: [JOB_ID],
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
@@ -291,6 +301,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/results',
     operationId: 'getJobResults',
     auth: true,
+    scope: 'bulk:read',
     summary: 'Download results, in input order',
     description:
       'JSON pages (`offset`/`limit`), or the whole list as CSV or NDJSON (streamed), chosen by `format` or ' +
@@ -349,6 +360,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/events',
     operationId: 'jobEvents',
     auth: true,
+    scope: 'bulk:read',
     summary: 'Watch a job live (Server-Sent Events)',
     description:
       'A text/event-stream of `progress` events (data: the job) while the job runs, then one `complete` or `failed` event, after which the stream ends. The first event is the current state. Each event has an `id` (the completed count, `<n>-end` for the final one): reconnect with `Last-Event-ID` to resume; after the final event a reconnect gets 204. A `: heartbeat` comment is sent every 15 s.',
@@ -370,6 +382,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/webhooks',
     operationId: 'listWebhookDeliveries',
     auth: true,
+    scope: 'bulk:read',
     summary: "List the job's webhook delivery attempts",
     description:
       'Every attempt, oldest first: when, the status code or error, and when the next retry is due.',
@@ -386,6 +399,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/diagnostics',
     operationId: 'getDiagnostics',
     auth: true,
+    scope: 'admin',
     summary: "Check the server's host (mailvet doctor): port 25, reverse DNS, HELO, SPF, blocklists",
     description:
       'Off by default: a server started without `diagnostics` (mailvet serve without --diagnostics) answers 404. ' +
