@@ -130,7 +130,8 @@ describe('mailvet serve', () => {
     expect(await runCli(['serve', '--port', '0'])).toEqual({
       code: EXIT.usage,
       stdout: '',
-      stderr: 'mailvet: serve needs API keys: set MAILVET_API_KEYS=key1,key2\n',
+      stderr:
+        'mailvet: serve needs API keys: set MAILVET_API_KEYS=key1,key2, or keep keys in a job store (--data or --store, then mailvet keys create)\n',
     });
     const bad = await runCli(['serve', '--port', '0'], { env: { MAILVET_API_KEYS: 'good,has space' } });
     expect(bad.code).toBe(EXIT.usage);
