@@ -110,16 +110,18 @@ async function live(keys: ApiKeyStore, idOrName: string) {
 }
 
 /** What a subcommand was asked, checked before the store opens (so a typo costs no database start). */
-interface Request {
+interface KeysCall {
   readonly sub: Subcommand;
   readonly args: ParsedArgs;
   /** create: the new key's settings. */
   readonly key?: Omit<NewApiKeyRecord, 'id' | 'hash' | 'createdAt'>;
   /** rotate: the grace of the old key. */
   readonly graceMs?: number;
+  /** revoke and rotate: the key's id or name. */
+  readonly target?: string;
 }
 
-function requestOf(sub: Subcommand, args: ParsedArgs): Request {
+function requestOf(sub: Subcommand, args: ParsedArgs): KeysCall {
   if (sub === 'create') {
     const key = {
       name: keyNameOf(args.string('name')),
@@ -129,12 +131,16 @@ function requestOf(sub: Subcommand, args: ParsedArgs): Request {
     };
     return { sub, args, key };
   }
-  if (sub === 'rotate') return { sub, args, graceMs: graceMsOf(args.string('grace')) };
+  if (sub === 'rotate') {
+    return { sub, args, target: target(args, sub), graceMs: graceMsOf(args.string('grace')) };
+  }
+  if (sub === 'revoke') return { sub, args, target: target(args, sub) };
+  if (args.positionals.length > 1) throw usageError('keys list takes no arguments');
   return { sub, args };
 }
 
 async function create(
-  key: NonNullable<Request['key']>,
+  key: NonNullable<KeysCall['key']>,
   keys: ApiKeyStore,
   io: CliIo,
   now: number,
@@ -159,13 +165,12 @@ async function create(
 }
 
 async function rotate(
-  args: ParsedArgs,
+  idOrName: string,
   graceMs: number,
   keys: ApiKeyStore,
   io: CliIo,
   now: number,
 ): Promise<number> {
-  const idOrName = target(args, 'rotate');
   const record = await live(keys, idOrName);
   const made = await newApiKey({ keyId: record.id });
   if (!(await keys.rotate(record.id, made.hash, now + graceMs))) {
@@ -180,16 +185,16 @@ async function rotate(
   return EXIT.ok;
 }
 
-async function run(request: Request, keys: ApiKeyStore, io: CliIo): Promise<number> {
+async function run(request: KeysCall, keys: ApiKeyStore, io: CliIo): Promise<number> {
   const now = (io.now ?? Date.now)();
   const { args } = request;
   switch (request.sub) {
     case 'create':
       return create(request.key!, keys, io, now);
     case 'rotate':
-      return rotate(args, request.graceMs!, keys, io, now);
+      return rotate(request.target!, request.graceMs!, keys, io, now);
     case 'revoke': {
-      const record = await live(keys, target(args, 'revoke'));
+      const record = await live(keys, request.target!);
       await keys.revoke(record.id, now);
       await write(
         io.stderr,
@@ -198,7 +203,6 @@ async function run(request: Request, keys: ApiKeyStore, io: CliIo): Promise<numb
       return EXIT.ok;
     }
     case 'list': {
-      if (args.positionals.length > 1) throw usageError('keys list takes no arguments');
       const records = await keys.list();
       const text = args.flag('json')
         ? `${JSON.stringify(

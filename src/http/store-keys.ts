@@ -2,7 +2,8 @@
  * Authentication by the API keys of the job store (`mailvet keys`) and of `MAILVET_API_KEYS`: a token of the
  * stored keys' form (`mv_<id>_<secret>`) is looked up by its public id and its SHA-256 digest compared in
  * constant time; any other token is checked against the environment's keys. Records are cached for a few
- * seconds, so a revocation reaches every API node within `cacheMs` without a restart.
+ * seconds, so a revocation reaches every API node within `cacheMs` without a restart; a token the cached record
+ * does not open has it read again (at most once a second per key), so a new or rotated key works at once.
  * @module
  */
 import { apiKeyHash, apiKeyIdOf, sameDigest } from '../io/api-key.js';
@@ -29,6 +30,9 @@ export interface StoreKeysOptions {
   /** The clock, in milliseconds. @default Date.now */
   readonly clock?: () => number;
 }
+
+/** Least age of a cached record before a token it does not open makes it read again, in milliseconds. */
+const RECHECK_MS = 1000;
 
 /** Default of {@link StoreKeysOptions.cacheMs}. */
 export const DEFAULT_KEY_CACHE_MS = 5000;
@@ -85,14 +89,15 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   const clock = options.clock ?? Date.now;
   const cache = new Map<
     string,
-    { readonly until: number; readonly record: Promise<ApiKeyRecord | undefined> }
+    { readonly fetched: number; readonly record: Promise<ApiKeyRecord | undefined> }
   >();
   const touched = new Map<string, number>();
   const writes = new Set<Promise<void>>();
 
-  function recordOf(id: string, now: number): Promise<ApiKeyRecord | undefined> {
+  /** The record of `id`, read again when the cached one is `maxAgeMs` old or more. */
+  function recordOf(id: string, now: number, maxAgeMs: number): Promise<ApiKeyRecord | undefined> {
     const hit = cache.get(id);
-    if (hit !== undefined && hit.until > now) return hit.record;
+    if (hit !== undefined && now - hit.fetched < maxAgeMs) return hit.record;
     cache.delete(id);
     const record = store.get(id).catch((error: unknown) => {
       cache.delete(id);
@@ -100,7 +105,7 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
         cause: error,
       });
     });
-    cache.set(id, { until: now + cacheMs, record });
+    cache.set(id, { fetched: now, record });
     if (cache.size > maxCached) cache.delete(cache.keys().next().value as string);
     return record;
   }
@@ -116,9 +121,16 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   }
 
   async function fromStore(id: string, token: string): Promise<Principal | null> {
-    const [record, digest] = await Promise.all([recordOf(id, clock()), apiKeyHash(token)]);
-    const now = clock();
-    if (record === undefined || !opens(record, digest, now)) return null;
+    const [cached, digest] = await Promise.all([recordOf(id, clock(), cacheMs), apiKeyHash(token)]);
+    let record = cached;
+    let now = clock();
+    if (record === undefined || !opens(record, digest, now)) {
+      // A key made or rotated on another node since the record was cached works at once: read it again, at
+      // most once a second per id, so that wrong secrets cannot make every request a read.
+      record = await recordOf(id, now, Math.min(cacheMs, RECHECK_MS));
+      now = clock();
+      if (record === undefined || !opens(record, digest, now)) return null;
+    }
     touch(id, now);
     return principalOfRecord(record);
   }
