@@ -89,7 +89,7 @@ export interface HandlerOptions {
   /**
    * `GET /v1/diagnostics` (the `mailvet doctor` report of this host): `true`, or `{ options, cacheMs }`. Off
    * by default, since it reveals the host's egress address and reputation and connects to a mail server; when
-   * on, every API key may call it. See docs/http.md. @default false
+   * on, keys with the `admin` scope may call it. See docs/http.md. @default false
    */
   readonly diagnostics?: boolean | DiagnosticsRouteOptions;
   /**

@@ -403,7 +403,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Check the server's host (mailvet doctor): port 25, reverse DNS, HELO, SPF, blocklists",
     description:
       'Off by default: a server started without `diagnostics` (mailvet serve without --diagnostics) answers 404. ' +
-      'When on, any API key may call it; one run (DNS questions, and one SMTP connection with EHLO and QUIT only) ' +
+      'When on, a key with the admin scope may call it (every key of MAILVET_API_KEYS holds it); one run (DNS questions, and one SMTP connection with EHLO and QUIT only) ' +
       'is shared by concurrent callers and reused for 60 s.',
     success: {
       status: 200,
