@@ -269,6 +269,45 @@ describe('the handler options of stored keys', () => {
     );
   });
 
+  it('reads a record again for a token it does not open, at most once a second per key', async () => {
+    let now = 0;
+    let reads = 0;
+    const first = await newApiKey();
+    const second = await newApiKey({ keyId: first.keyId });
+    let hash = first.hash;
+    const store = {
+      get: async (id: string) => {
+        reads++;
+        return {
+          id,
+          name: 'n',
+          hash,
+          scopes: ['verify' as const],
+          requestsPerSecond: null,
+          addressesPerDay: null,
+          createdAt: 0,
+          lastUsedAt: null,
+          revokedAt: null,
+          previousHash: null,
+          previousUntil: null,
+        };
+      },
+      touch: async () => {},
+    };
+    const authenticate = storeKeys({ store, cacheMs: 5000, clock: () => now });
+    const as = (key: string) => authenticate(new Request('http://x/', { headers: bearer(key) }));
+    expect(await as(first.key)).not.toBeNull();
+    expect(reads).toBe(1);
+    hash = second.hash; // rotated elsewhere, with no grace
+    expect(await as(second.key)).toBeNull(); // the record is fresh (< 1 s): no read
+    expect(reads).toBe(1);
+    now = 1000;
+    expect(await as(second.key)).not.toBeNull(); // read again, before the 5 s of the cache
+    expect(reads).toBe(2);
+    for (let i = 0; i < 20; i++) expect(await as(`${first.key.slice(0, -1)}x`)).toBeNull();
+    expect(reads).toBe(2); // wrong secrets do not make every request a read
+  });
+
   it('answers 503 when the key store does not answer, and reads it again on the next request', async () => {
     let fail = true;
     const made = await newApiKey();
