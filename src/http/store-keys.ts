@@ -34,6 +34,13 @@ export interface StoreKeysOptions {
 /** Least age of a cached record before a token it does not open makes it read again, in milliseconds. */
 const RECHECK_MS = 1000;
 
+/** A cached read of a key's record; `settled` once it answered, so a request with a known key need not wait. */
+interface Cached {
+  readonly fetched: number;
+  readonly record: Promise<ApiKeyRecord | undefined>;
+  settled?: { readonly record: ApiKeyRecord | undefined };
+}
+
 /** Default of {@link StoreKeysOptions.cacheMs}. */
 export const DEFAULT_KEY_CACHE_MS = 5000;
 
@@ -87,27 +94,57 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   const touchEveryMs = options.touchEveryMs ?? 60_000;
   const maxCached = options.maxCached ?? 10_000;
   const clock = options.clock ?? Date.now;
-  const cache = new Map<
-    string,
-    { readonly fetched: number; readonly record: Promise<ApiKeyRecord | undefined> }
-  >();
+  const cache = new Map<string, Cached>();
   const touched = new Map<string, number>();
   const writes = new Set<Promise<void>>();
+  /**
+   * The tokens that opened each key lately (at most two: a rotation's old and new key) with their digests, so
+   * that a key in use is hashed once per node: Web Crypto's digest hops to a thread and costs ~0.1 ms, more
+   * than the rest of a `GET /v1/verify`. Only tokens that opened a key are kept, so strangers cannot fill it.
+   */
+  const opened = new Map<string, { readonly token: string; readonly digest: string }[]>();
 
-  /** The record of `id`, read again when the cached one is `maxAgeMs` old or more. */
-  function recordOf(id: string, now: number, maxAgeMs: number): Promise<ApiKeyRecord | undefined> {
+  function digestOf(id: string, token: string): string | Promise<string> {
+    for (const known of opened.get(id) ?? []) if (sameDigest(known.token, token)) return known.digest;
+    return apiKeyHash(token);
+  }
+
+  function remember(id: string, token: string, digest: string): void {
+    const known = opened.get(id) ?? [];
+    if (known.some((entry) => entry.digest === digest)) return;
+    opened.set(id, [...known, { token, digest }].slice(-2));
+    if (opened.size > maxCached) opened.delete(opened.keys().next().value as string);
+  }
+
+  /** The cached read of `id`'s record, made again when it is `maxAgeMs` old or more. */
+  function cachedOf(id: string, now: number, maxAgeMs: number): Cached {
     const hit = cache.get(id);
-    if (hit !== undefined && now - hit.fetched < maxAgeMs) return hit.record;
+    if (hit !== undefined && now - hit.fetched < maxAgeMs) return hit;
     cache.delete(id);
-    const record = store.get(id).catch((error: unknown) => {
-      cache.delete(id);
-      throw new HttpError('service_unavailable', 'the API key store does not answer; retry', {
-        cause: error,
-      });
-    });
-    cache.set(id, { fetched: now, record });
+    const record = store.get(id).then(
+      (found) => {
+        entry.settled = { record: found };
+        return found;
+      },
+      (error: unknown) => {
+        if (cache.get(id) === entry) cache.delete(id);
+        throw new HttpError('service_unavailable', 'the API key store does not answer; retry', {
+          cause: error,
+        });
+      },
+    );
+    const entry: Cached = { fetched: now, record };
+    cache.set(id, entry);
     if (cache.size > maxCached) cache.delete(cache.keys().next().value as string);
-    return record;
+    return entry;
+  }
+
+  /** The principal of `record` if `digest` opens it now; notes the use. */
+  function check(id: string, token: string, digest: string, record: ApiKeyRecord | undefined, now: number) {
+    if (record === undefined || !opens(record, digest, now)) return null;
+    remember(id, token, digest);
+    touch(id, now);
+    return principalOfRecord(record);
   }
 
   function touch(id: string, now: number): void {
@@ -121,18 +158,21 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   }
 
   async function fromStore(id: string, token: string): Promise<Principal | null> {
-    const [cached, digest] = await Promise.all([recordOf(id, clock(), cacheMs), apiKeyHash(token)]);
-    let record = cached;
-    let now = clock();
-    if (record === undefined || !opens(record, digest, now)) {
-      // A key made or rotated on another node since the record was cached works at once: read it again, at
-      // most once a second per id, so that wrong secrets cannot make every request a read.
-      record = await recordOf(id, now, Math.min(cacheMs, RECHECK_MS));
-      now = clock();
-      if (record === undefined || !opens(record, digest, now)) return null;
-    }
-    touch(id, now);
-    return principalOfRecord(record);
+    const [cached, digest] = await Promise.all([cachedOf(id, clock(), cacheMs).record, digestOf(id, token)]);
+    const principal = check(id, token, digest, cached, clock());
+    if (principal !== null) return principal;
+    // A key made or rotated on another node since the record was cached works at once: read it again, at most
+    // once a second per id, so that wrong secrets cannot make every request a read.
+    const record = await cachedOf(id, clock(), Math.min(cacheMs, RECHECK_MS)).record;
+    return check(id, token, digest, record, clock());
+  }
+
+  /** The answer without waiting, when the key's record is cached and the token opened it before. */
+  function known(id: string, token: string): Principal | null {
+    const now = clock();
+    const settled = cachedOf(id, now, cacheMs).settled;
+    const digest = settled === undefined ? undefined : digestOf(id, token);
+    return typeof digest === 'string' ? check(id, token, digest, settled?.record, now) : null;
   }
 
   const authenticate = (request: Request) => {
@@ -140,9 +180,9 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
     if (token === undefined) return null;
     const id = apiKeyIdOf(token);
     if (id === undefined) return env === undefined ? null : env(request);
-    return fromStore(id, token).then((principal) =>
-      principal !== null || env === undefined ? principal : env(request),
-    );
+    const principal = known(id, token);
+    if (principal !== null) return principal;
+    return fromStore(id, token).then((found) => (found !== null || env === undefined ? found : env(request)));
   };
   return Object.assign(authenticate, {
     async settle() {

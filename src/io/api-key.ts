@@ -97,7 +97,7 @@ export async function apiKeyHash(key: string): Promise<string> {
 }
 
 /**
- * Whether two hex digests are equal, in time that depends only on their lengths (no early exit), so a caller
+ * Whether two strings (hex digests, tokens) are equal, in time that depends only on their lengths (no early exit), so a caller
  * cannot learn how much of a digest it guessed.
  */
 export function sameDigest(a: string, b: string): boolean {

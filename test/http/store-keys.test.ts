@@ -306,6 +306,13 @@ describe('the handler options of stored keys', () => {
     expect(reads).toBe(2);
     for (let i = 0; i < 20; i++) expect(await as(`${first.key.slice(0, -1)}x`)).toBeNull();
     expect(reads).toBe(2); // wrong secrets do not make every request a read
+    // A key that opened its cached record before is answered at once (no digest, no read, no promise).
+    const again = as(second.key);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect(again).toMatchObject({ keyId: first.keyId, tenant: `key:${first.keyId}` });
+    hash = first.hash; // ... yet a change of the record still counts once it is read again
+    now = 6000;
+    expect(await as(second.key)).toBeNull();
   });
 
   it('answers 503 when the key store does not answer, and reads it again on the next request', async () => {
