@@ -29,7 +29,13 @@ import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
 import { type OperationId, queryNamesOf, ROUTES } from './routes.js';
 import { requireScope } from './scopes.js';
-import { type ApiKeyLookup, type StoreKeysAuthenticate, storeKeys } from './store-keys.js';
+import {
+  type ApiKeyLookup,
+  checkKeyStore,
+  checkWhole,
+  type StoreKeysAuthenticate,
+  storeKeys,
+} from './store-keys.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
 import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
@@ -161,25 +167,9 @@ function authenticatorOf(options: HandlerOptions): Authenticate | StoreKeysAuthe
   }
   const keys = options.apiKeys ?? keysFromEnv();
   const store = options.apiKeyStore;
-  const cacheMs = options.apiKeyCacheMs;
-  if (
-    cacheMs !== undefined &&
-    (typeof cacheMs !== 'number' || !Number.isInteger(cacheMs) || cacheMs < 0 || cacheMs > 600_000)
-  ) {
-    throw new OptionsError('apiKeyCacheMs', 'must be an integer 0-600000 (milliseconds)');
-  }
+  const cacheMs = checkWhole(options.apiKeyCacheMs, 'apiKeyCacheMs', 600_000);
   if (store !== undefined) {
-    if (
-      typeof store !== 'object' ||
-      store === null ||
-      typeof store.get !== 'function' ||
-      typeof store.touch !== 'function'
-    ) {
-      throw new OptionsError(
-        'apiKeyStore',
-        'must be a key store with get() and touch() (pgliteStore().apiKeys)',
-      );
-    }
+    checkKeyStore(store, 'apiKeyStore');
     return storeKeys({
       store,
       envKeys: keys,

@@ -6,6 +6,8 @@
  * does not open has it read again (at most once a second per key), so a new or rotated key works at once.
  * @module
  */
+
+import { OptionsError } from '../errors.js';
 import { apiKeyHash, apiKeyIdOf, sameDigest } from '../io/api-key.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../postgres/api-keys.js';
 import { type Authenticate, bearerKeys, bearerTokenOf } from './auth.js';
@@ -71,7 +73,7 @@ function principalOfRecord(record: ApiKeyRecord): Principal {
  * Whether `digest` opens `record` at `now`: the key's digest, or the replaced key's until its grace ends. Both
  * comparisons always run, in constant time.
  */
-export function opens(record: ApiKeyRecord, digest: string, now: number): boolean {
+function opens(record: ApiKeyRecord, digest: string, now: number): boolean {
   if (record.revokedAt !== null) return false;
   const current = sameDigest(digest, record.hash);
   const previous =
@@ -79,6 +81,28 @@ export function opens(record: ApiKeyRecord, digest: string, now: number): boolea
     sameDigest(digest, record.previousHash) &&
     (record.previousUntil ?? 0) > now;
   return current || previous;
+}
+
+/** Checks a key store option (`get` and `touch`), naming it `name`. */
+export function checkKeyStore(store: unknown, name: string): asserts store is ApiKeyLookup {
+  const candidate = store as Partial<ApiKeyLookup> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.get !== 'function' ||
+    typeof candidate.touch !== 'function'
+  ) {
+    throw new OptionsError(name, 'must be a key store with get() and touch() (pgliteStore().apiKeys)');
+  }
+}
+
+/** Checks an optional whole number 0-`max` (milliseconds, or a count), naming it `name`. */
+export function checkWhole(value: unknown, name: string, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw new OptionsError(name, `must be an integer 0-${max}`);
+  }
+  return value;
 }
 
 /**
@@ -89,10 +113,14 @@ export function opens(record: ApiKeyRecord, digest: string, now: number): boolea
  */
 export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   const { store } = options;
+  checkKeyStore(store, 'store');
   const env = (options.envKeys ?? []).length > 0 ? bearerKeys(options.envKeys ?? []) : undefined;
-  const cacheMs = options.cacheMs ?? DEFAULT_KEY_CACHE_MS;
-  const touchEveryMs = options.touchEveryMs ?? 60_000;
-  const maxCached = options.maxCached ?? 10_000;
+  const cacheMs = checkWhole(options.cacheMs, 'cacheMs', 600_000) ?? DEFAULT_KEY_CACHE_MS;
+  const touchEveryMs = checkWhole(options.touchEveryMs, 'touchEveryMs', 86_400_000) ?? 60_000;
+  const maxCached = checkWhole(options.maxCached, 'maxCached', 10_000_000) ?? 10_000;
+  if (options.clock !== undefined && typeof options.clock !== 'function') {
+    throw new OptionsError('clock', 'must be a function returning milliseconds');
+  }
   const clock = options.clock ?? Date.now;
   const cache = new Map<string, Cached>();
   const touched = new Map<string, number>();

@@ -267,6 +267,11 @@ describe('the handler options of stored keys', () => {
     expect(() => createHandler({ apiKeyStore: store, authenticate: () => null, console: false })).toThrow(
       /apiKeyStore/,
     );
+    expect(() => storeKeys({ store: null as never })).toThrow(/^store must be a key store/);
+    expect(() => storeKeys({ store, cacheMs: 600_001 })).toThrow(/^cacheMs must be an integer 0-600000/);
+    expect(() => storeKeys({ store, touchEveryMs: Number.NaN })).toThrow(/^touchEveryMs/);
+    expect(() => storeKeys({ store, maxCached: -1 })).toThrow(/^maxCached/);
+    expect(() => storeKeys({ store, clock: 5 as never })).toThrow(/^clock/);
   });
 
   it('reads a record again for a token it does not open, at most once a second per key', async () => {
