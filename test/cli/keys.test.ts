@@ -211,6 +211,7 @@ describe.skipIf(POSTGRES_URL === undefined)(
           await waitFor(async () => (await call(node.url, fresh)) === 200, {
             what: 'the new key',
             timeoutMs: 3000,
+            intervalMs: 250, // each 401 counts against the node's 20 failed authentications a minute
           });
           await waitFor(async () => (await call(node.url, first.key)) === 401, {
             what: 'the old key to stop',
