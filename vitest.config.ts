@@ -9,13 +9,13 @@ import { defineConfig } from 'vitest/config';
 const INTEGRATION = [
   'test/bullmq/{cleanup,connection,failure,finish,fleet,health,outage,processes,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
-  'test/cli/{doctor,finish-spawn,lazy-loading,serve,serve-webhooks,spawn,spawn-progress,stream,verify,worker}.test.ts',
+  'test/cli/{doctor,finish-spawn,keys,lazy-loading,serve,serve-webhooks,spawn,spawn-progress,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',
   'test/data/lists.test.ts',
   'test/dns/{cached,hostile,node}.test.ts',
   'test/doctor/diagnose.test.ts',
   'test/e2e/**/*.test.ts',
-  'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota}.test.ts',
+  'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota,store-keys}.test.ts',
   'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,stream-failure,timeout}.test.ts',
   'test/core-bundle.test.ts', // esbuild runs as a child process
   'test/package.test.ts',

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   lease_lost: 409,
   queue_unavailable: 503,
   webhook_refused: 422,
+  api_key_conflict: 409,
 } as const;
 
 /** A stable error code. */

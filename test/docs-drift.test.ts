@@ -21,7 +21,7 @@ import { waitFor } from './support/wait-for.js';
 const doc = (name: string) => readFileSync(new URL(`../${name}`, import.meta.url), 'utf8');
 const CLI_MD = doc('docs/cli.md');
 
-const COMMANDS = ['verify', 'bulk', 'serve', 'doctor', 'worker'] as const;
+const COMMANDS = ['verify', 'bulk', 'serve', 'doctor', 'worker', 'keys'] as const;
 
 /** The long flags a help text lists under `Flags:` (without --help); `''` for `mailvet --help` itself. */
 async function helpFlags(command: string): Promise<string[]> {

@@ -19,6 +19,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   serve: async () => (await import('./serve.js')).runServe,
   doctor: async () => (await import('./doctor.js')).runDoctor,
   worker: async () => (await import('./worker.js')).runWorker,
+  keys: async () => (await import('./keys.js')).runKeys,
 };
 
 /** The top-level help text. */
@@ -30,6 +31,7 @@ Commands:
   serve [--port --host]    run the HTTP API (keys from MAILVET_API_KEYS)
   doctor                   check this host: port 25, reverse DNS, HELO, SPF, blocklists
   worker --redis --store   verify bulk jobs of a worker fleet (API nodes: serve --redis --store)
+  keys <create|list|...>   manage the API keys in the job store: scopes, limits, revoke, rotate
 
 Flags:
   -h, --help               show help (also: mailvet <command> --help)
@@ -64,7 +66,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (load === undefined) {
     const shown = JSON.stringify(command.slice(0, 40));
     throw usageError(
-      `unknown ${command.startsWith('-') ? 'flag' : 'command'} ${shown}; commands: verify, bulk, serve, doctor, worker (see mailvet --help)`,
+      `unknown ${command.startsWith('-') ? 'flag' : 'command'} ${shown}; commands: verify, bulk, serve, doctor, worker, keys (see mailvet --help)`,
     );
   }
   const run = await load();

@@ -26,6 +26,7 @@ import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
 import { optionsUsageError } from './options-error.js';
 import {
+  apiKeysOf,
   damageWarnings,
   openStore,
   retentionMsOf,
@@ -100,7 +101,8 @@ export const SERVE_HELP = `Usage: mailvet serve [flags]
 
 Runs the HTTP API (/v1/verify, /v1/bulk, /v1/openapi.json, /healthz) and the web console (/) until Ctrl-C
 or SIGTERM.
-API keys come from MAILVET_API_KEYS (comma-separated); clients send "Authorization: Bearer <key>".
+API keys come from MAILVET_API_KEYS (comma-separated) and, with --data or --store, from the job store
+(mailvet keys create: scopes, limits, revoke, rotate); clients send "Authorization: Bearer <key>".
 The verification flags below set how the server verifies.
 
 Flags:
@@ -111,7 +113,7 @@ they survive restarts and crashes, and unfinished jobs resume when the server st
 With --redis redis://... (and --store) the server is an API node of a worker fleet: \`mailvet worker\` processes
 verify the jobs (this one too with --work); see docs/scaling.md.
 
-Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
+Environment: MAILVET_API_KEYS (required without a job store), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
 MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
 Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
 --webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
@@ -175,12 +177,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const port = portSource === undefined ? 8080 : integer(portSource, 0, 65_535);
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
-  if (apiKeys.length === 0) throw usageError('serve needs API keys: set MAILVET_API_KEYS=key1,key2');
   const webhooks = await webhookChoiceOf(args, io.env, apiKeys, io.cwd ?? process.cwd());
   const greylistDelaysMs = greylistDelaysOf(
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
   const storeChoice = storeChoiceOf(args, io.env);
+  if (apiKeys.length === 0 && storeChoice.kind === 'memory') {
+    throw usageError(
+      'serve needs API keys: set MAILVET_API_KEYS=key1,key2, or keep keys in a job store (--data or --store, then mailvet keys create)',
+    );
+  }
   const fleet = fleetChoiceOf(args, io.env);
   const work = switched(args, io.env, 'work', 'MAILVET_WORK');
   if (fleet !== undefined && storeChoice.kind !== 'postgres') {
@@ -230,12 +236,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     throw storeCliError(error);
   }
 
+  const keyStore = apiKeysOf(store);
   let running: RunningServer;
   try {
     running = await createServer({
       port,
       host,
       apiKeys,
+      ...(keyStore === undefined ? {} : { apiKeyStore: keyStore }),
       verifier,
       jobs,
       ...(webhooks === undefined ? {} : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io) }),
@@ -269,7 +277,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
 
   await write(
     io.stdout,
-    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
+    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}${store === undefined ? '' : ' and the stored keys'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
   );
   await new Promise<void>((resolve) => {
     if (io.signal === undefined) return;

@@ -4,6 +4,7 @@
  */
 import type { JobStore, StoreDamage } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
+import type { ApiKeyHolder, ApiKeyStore } from '../postgres/api-keys.js';
 import { redactUrl } from '../postgres/open-error.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { type Env, integer, single } from './config.js';
@@ -125,4 +126,9 @@ export function storeCliError(error: unknown): CliError {
   const message = error instanceof Error ? error.message : String(error);
   const code = isMailvetError(error) && error.code === 'invalid_option' ? EXIT.usage : EXIT.io;
   return new CliError(code, message, { cause: error });
+}
+
+/** The API keys a durable `store` keeps (`mailvet keys`), or `undefined` for memory. */
+export function apiKeysOf(store: JobStore | undefined): ApiKeyStore | undefined {
+  return (store as Partial<ApiKeyHolder> | undefined)?.apiKeys;
 }

@@ -26,6 +26,11 @@ export const MAX_KEY_LENGTH = 256;
 const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/; // RFC 6750 b64token
 const BEARER = /^bearer +(\S+) *$/i;
 
+/** The token of a request's `Authorization: Bearer <token>` header, or `undefined`. */
+export function bearerTokenOf(request: Request): string | undefined {
+  return BEARER.exec(request.headers.get('authorization') ?? '')?.[1];
+}
+
 /** Reads the API keys from the environment (`MAILVET_API_KEYS`), where the runtime has one. */
 export function keysFromEnv(
   env: Readonly<Record<string, string | undefined>> | undefined = processEnv(),
@@ -105,8 +110,7 @@ export function bearerKeys(keys: readonly string[]): Authenticate {
   });
   const width = Math.max(...valid.map((key) => key.length));
   return (request) => {
-    const match = BEARER.exec(request.headers.get('authorization') ?? '');
-    const token = match?.[1];
+    const token = bearerTokenOf(request);
     if (token === undefined || token.length > width) return null;
     let found = -1;
     for (let i = 0; i < valid.length; i++) {

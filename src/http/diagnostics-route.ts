@@ -1,8 +1,8 @@
 /**
  * `GET /v1/diagnostics`: the report of `diagnose()` for the server's own host. Off by default: it tells the
  * caller the server's egress address and reputation, and each run opens a connection to a mail server, so an
- * operator turns it on (`diagnostics: true`, `mailvet serve --diagnostics`). When on, any API key may call
- * it (mailvet has no admin keys); one run is shared by concurrent callers and its report reused for
+ * operator turns it on (`diagnostics: true`, `mailvet serve --diagnostics`). When on, a key with the `admin`
+ * scope may call it (every key of `MAILVET_API_KEYS` holds it); one run is shared by concurrent callers and its report reused for
  * `cacheMs`.
  * @module
  */

@@ -28,6 +28,14 @@ import { emptyResponse, jsonTextResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
 import { type OperationId, queryNamesOf, ROUTES } from './routes.js';
+import { requireScope } from './scopes.js';
+import {
+  type ApiKeyLookup,
+  checkKeyStore,
+  checkWhole,
+  type StoreKeysAuthenticate,
+  storeKeys,
+} from './store-keys.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
 import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
@@ -53,6 +61,16 @@ export interface HandlerOptions {
   readonly apiKeys?: readonly string[];
   /** Your own authentication instead of `apiKeys`: returns the tenant, or `null` for 401. */
   readonly authenticate?: Authenticate;
+  /**
+   * Keys kept in the job store (`mailvet keys`; `pgliteStore().apiKeys`, `postgresStore().apiKeys`), accepted
+   * besides `apiKeys` / MAILVET_API_KEYS, each with its scopes and limits. Not with `authenticate`. @default none
+   */
+  readonly apiKeyStore?: ApiKeyLookup;
+  /**
+   * How long a stored key's record is reused before it is read again, in milliseconds (0-600000): a revocation
+   * takes effect on every API node within it. @default 5000
+   */
+  readonly apiKeyCacheMs?: number;
   /** Body size, addresses per request, jobs per key and rate limit. @default DEFAULT_LIMITS */
   readonly limits?: HttpLimits;
   /** Receives errors the client sees only as `internal_error`. @default console.error */
@@ -77,7 +95,7 @@ export interface HandlerOptions {
   /**
    * `GET /v1/diagnostics` (the `mailvet doctor` report of this host): `true`, or `{ options, cacheMs }`. Off
    * by default, since it reveals the host's egress address and reputation and connects to a mail server; when
-   * on, every API key may call it. See docs/http.md. @default false
+   * on, keys with the `admin` scope may call it. See docs/http.md. @default false
    */
   readonly diagnostics?: boolean | DiagnosticsRouteOptions;
   /**
@@ -122,6 +140,8 @@ const KNOWN_OPTIONS = new Set([
   'jobs',
   'apiKeys',
   'authenticate',
+  'apiKeyStore',
+  'apiKeyCacheMs',
   'limits',
   'logger',
   'clock',
@@ -136,19 +156,33 @@ const consoleLogger: HttpLogger = {
   error: (message, details) => console.error(message, details.error),
 };
 
-function authenticatorOf(options: HandlerOptions): Authenticate {
+function authenticatorOf(options: HandlerOptions): Authenticate | StoreKeysAuthenticate {
   if (options.authenticate !== undefined) {
     if (options.apiKeys !== undefined)
       throw new OptionsError('apiKeys', 'cannot be combined with authenticate');
+    if (options.apiKeyStore !== undefined)
+      throw new OptionsError('apiKeyStore', 'cannot be combined with authenticate');
     if (typeof options.authenticate !== 'function')
       throw new OptionsError('authenticate', 'must be a function');
     return options.authenticate;
   }
   const keys = options.apiKeys ?? keysFromEnv();
+  const store = options.apiKeyStore;
+  const cacheMs = checkWhole(options.apiKeyCacheMs, 'apiKeyCacheMs', 600_000);
+  if (store !== undefined) {
+    checkKeyStore(store, 'apiKeyStore');
+    return storeKeys({
+      store,
+      envKeys: keys,
+      ...(cacheMs === undefined ? {} : { cacheMs }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
+  }
+  if (cacheMs !== undefined) throw new OptionsError('apiKeyCacheMs', 'applies to apiKeyStore only');
   if (keys.length === 0) {
     throw new OptionsError(
       'apiKeys',
-      'must hold at least one key (or set MAILVET_API_KEYS, or pass authenticate)',
+      'must hold at least one key (or set MAILVET_API_KEYS, or pass apiKeyStore or authenticate)',
     );
   }
   return bearerKeys(keys);
@@ -300,6 +334,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           headers: { allow: match.allow.join(', ') },
         });
       }
+      if (match.route.scope !== undefined) requireScope(principal, match.route.scope);
       // A request that makes or changes something is refused whole over a parameter it does not know.
       if (match.route.method === 'POST') rejectUnknownParams(query, queryNamesOf(match.route));
       const jsonText = jsonTextOf(headers, isLightRequest(request));
@@ -365,6 +400,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       await ownJobs?.close();
       await webhooks?.close();
       await ownVerifier?.dispose();
+      if ('settle' in authenticate) await authenticate.settle();
     },
   });
 }

@@ -65,6 +65,15 @@ export type { RequestObserver, RequestRecord } from './request-record.js';
 export type { Method } from './router.js';
 export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';
 export type { Schema } from './schemas.js';
+export { requireScope } from './scopes.js';
+export {
+  type ApiKeyLookup,
+  DEFAULT_KEY_CACHE_MS,
+  type StoreKeysAuthenticate,
+  type StoreKeysOptions,
+  storedKeyTenant,
+  storeKeys,
+} from './store-keys.js';
 export { webhooksDoc } from './webhook-schemas.js';
 export type { HttpWebhookOptions, WebhookKeyOptions } from './webhooks.js';
 export { type WireJob, type WireResult, wireJob, wireResult, wireResultJson } from './wire.js';

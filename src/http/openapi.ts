@@ -2,8 +2,10 @@
  * The OpenAPI 3.1 document of the API, generated from the route table, the schemas and the limits.
  * @module
  */
+
 import { HTTP_ERRORS, type HttpErrorCode } from './errors.js';
 import { DEFAULT_LIMITS, type HttpLimits } from './limits.js';
+import { SCOPES } from './principal.js';
 import { referencedSchemas, withoutDefaults } from './request-defaults.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 import { ROUTES, type Route } from './routes.js';
@@ -41,6 +43,7 @@ function errorResponses(route: Route): Record<string, unknown> {
   const codes = new Set<HttpErrorCode>([
     ...route.errors,
     ...(route.auth ? AUTH_ERRORS : []),
+    ...(route.scope === undefined ? [] : (['forbidden'] as const)),
     'internal_error',
   ]);
   const byStatus = new Map<number, HttpErrorCode[]>();
@@ -77,7 +80,8 @@ function operation(route: Route): Record<string, unknown> {
     summary: route.summary,
     ...(route.description === undefined ? {} : { description: route.description }),
     tags: [route.path.startsWith('/v1/bulk') ? 'bulk' : route.auth ? 'verify' : 'health'],
-    security: route.auth ? [{ bearer: [] }] : [],
+    // OpenAPI 3.1 lets a bearer scheme list the roles an operation needs: here the key's scope.
+    security: route.auth ? [{ bearer: route.scope === undefined ? [] : [route.scope] }] : [],
     ...(route.parameters === undefined ? {} : { parameters: route.parameters }),
     ...(route.requestBody === undefined
       ? {}
@@ -147,7 +151,13 @@ export function openApiDocument(limits: Readonly<Required<HttpLimits>> = DEFAULT
     webhooks: webhooksDoc(),
     components: {
       schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key.' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `An API key. A key made by \`mailvet keys create\` holds scopes (${SCOPES.join(', ')}); an operation lists the one it needs, and a key without it gets 403 \`forbidden\`. A key of MAILVET_API_KEYS holds every scope.`,
+        },
+      },
       headers: {
         RequestId: {
           description:

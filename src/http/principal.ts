@@ -3,14 +3,9 @@
  * @module
  */
 
-/** Every scope an API key can hold. A key from `MAILVET_API_KEYS` or `apiKeys` holds them all. */
-export const SCOPES = ['verify', 'bulk:read', 'bulk:write', 'admin'] as const;
+import type { Scope } from '../io/api-key.js';
 
-/**
- * What a request may do: `verify` (`GET /v1/verify`), `bulk:read` (read jobs, results, events, deliveries),
- * `bulk:write` (create, add to, start, finish and delete jobs), `admin` (metrics, diagnostics).
- */
-export type Scope = (typeof SCOPES)[number];
+export { SCOPES, type Scope } from '../io/api-key.js';
 
 /** Who a request acts for, as an {@link Authenticate} may answer it instead of a bare tenant string. */
 export interface Principal {

@@ -5,6 +5,7 @@
 import type { HttpErrorCode } from './errors.js';
 import { JOBS_PAGE, RESULTS_PAGE, VERIFY_TIMEOUT } from './limits.js';
 import { RESULT_FORMATS } from './negotiate.js';
+import type { Scope } from './principal.js';
 import type { Method } from './router.js';
 import type { Schema } from './schemas.js';
 
@@ -52,6 +53,8 @@ export interface Route {
   readonly operationId: OperationId;
   /** Needs `Authorization: Bearer <key>` (and counts against the tenant's rate limit). */
   readonly auth: boolean;
+  /** The scope a key needs for it (a key without it gets 403 `forbidden`); none: any valid key. */
+  readonly scope?: Scope;
   readonly summary: string;
   readonly description?: string;
   readonly parameters?: readonly ParameterDoc[];
@@ -146,6 +149,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/verify',
     operationId: 'verifyEmail',
     auth: true,
+    scope: 'verify',
     summary: 'Verify one address in real time',
     parameters: [
       {
@@ -179,6 +183,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk',
     operationId: 'createJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Create a bulk job',
     description:
       'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start`, `column` and `greylist_retry_delays_ms` in the query; a list is read whole and checked before the job is made. A query parameter this route does not list, or one with a JSON body, is a 400.',
@@ -231,6 +236,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk',
     operationId: 'listJobs',
     auth: true,
+    scope: 'bulk:read',
     summary: "List the caller's jobs, oldest first",
     parameters: page(JOBS_PAGE, 'jobs'),
     success: { status: 200, description: 'A page of jobs.', content: { 'application/json': ref('JobList') } },
@@ -241,6 +247,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}',
     operationId: 'getJob',
     auth: true,
+    scope: 'bulk:read',
     summary: 'Poll a job',
     parameters: [JOB_ID],
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
@@ -251,6 +258,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}',
     operationId: 'deleteJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Delete a job (stops its work, drops its results)',
     parameters: [JOB_ID],
     success: { status: 204, description: 'Deleted.' },
@@ -261,6 +269,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/emails',
     operationId: 'addEmails',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Add addresses to a job',
     description:
       'Accepted while the job is queued, processing or complete; `total` grows. An add to a complete job reopens it (processing until the new addresses are done). A failed job answers 409 conflict.',
@@ -282,6 +291,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/start',
     operationId: 'startJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Start a job created with auto_start false',
     parameters: [JOB_ID],
     success: { status: 200, description: 'The job.', content: { 'application/json': ref('Job') } },
@@ -292,6 +302,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/finish',
     operationId: 'finishJob',
     auth: true,
+    scope: 'bulk:write',
     summary: 'Finish now: stop waiting for greylisting retries',
     description:
       "Ends the job's waiting greylisting retries with their last verdict (`unknown`/`greylisted`; the result's " +
@@ -309,6 +320,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/results',
     operationId: 'getJobResults',
     auth: true,
+    scope: 'bulk:read',
     summary: 'Download results, in input order',
     description:
       'JSON pages (`offset`/`limit`), or the whole list as CSV or NDJSON (streamed), chosen by `format` or ' +
@@ -368,6 +380,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/events',
     operationId: 'jobEvents',
     auth: true,
+    scope: 'bulk:read',
     summary: 'Watch a job live (Server-Sent Events)',
     description:
       'A text/event-stream of `progress` events (data: the job) while the job runs, then one `complete` or `failed` event, after which the stream ends. The first event is the current state. Each event has an `id` (the completed count, `<n>-end` for the final one): reconnect with `Last-Event-ID` to resume; after the final event a reconnect gets 204. A `: heartbeat` comment is sent every 15 s.',
@@ -389,6 +402,7 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/bulk/{id}/webhooks',
     operationId: 'listWebhookDeliveries',
     auth: true,
+    scope: 'bulk:read',
     summary: "List the job's webhook delivery attempts",
     description:
       'Every attempt, oldest first: when, the status code or error, and when the next retry is due.',
@@ -405,10 +419,11 @@ export const ROUTES: readonly Route[] = [
     path: '/v1/diagnostics',
     operationId: 'getDiagnostics',
     auth: true,
+    scope: 'admin',
     summary: "Check the server's host (mailvet doctor): port 25, reverse DNS, HELO, SPF, blocklists",
     description:
       'Off by default: a server started without `diagnostics` (mailvet serve without --diagnostics) answers 404. ' +
-      'When on, any API key may call it; one run (DNS questions, and one SMTP connection with EHLO and QUIT only) ' +
+      'When on, a key with the admin scope may call it (every key of MAILVET_API_KEYS holds it); one run (DNS questions, and one SMTP connection with EHLO and QUIT only) ' +
       'is shared by concurrent callers and reused for 60 s.',
     success: {
       status: 200,

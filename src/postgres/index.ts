@@ -4,6 +4,13 @@
  * Both run the same schema and SQL; see docs/bulk.md, "Durable jobs".
  * @module
  */
+export {
+  ApiKeyConflictError,
+  type ApiKeyHolder,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  type NewApiKeyRecord,
+} from './api-keys.js';
 export { type DirectoryHolder, StoreLockedError } from './dir-lock.js';
 export { SQL_STORE_DEFAULTS } from './options.js';
 export { type PostgresStoreOptions, postgresStore } from './pg.js';

@@ -5,6 +5,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type { DurableJobStore } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
+import type { ApiKeyHolder } from './api-keys.js';
 import { claimDataDir } from './data-dir.js';
 import type { StoreLockedError } from './dir-lock.js';
 import type { SqlDriver } from './driver.js';
@@ -54,7 +55,7 @@ function pgliteDriver(db: PGlite, owns: boolean): SqlDriver {
  * @example
  * const jobs = new BulkJobManager({ store: await pgliteStore({ dataDir: './mailvet-data' }) });
  */
-export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<DurableJobStore> {
+export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<DurableJobStore & ApiKeyHolder> {
   const resolved = resolveSqlOptions(options);
   if (options.db !== undefined && options.dataDir !== undefined) {
     throw new OptionsError('dataDir', 'cannot be given together with db');
@@ -88,7 +89,7 @@ async function openPglite(
   options: PgliteStoreOptions,
   resolved: ReturnType<typeof resolveSqlOptions>,
   what: string,
-): Promise<DurableJobStore> {
+): Promise<DurableJobStore & ApiKeyHolder> {
   let db = options.db;
   if (db === undefined) {
     let module: typeof import('@electric-sql/pglite');

@@ -76,6 +76,22 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE {s}.inputs ADD COLUMN source_rows text[];`,
   // 4: the webhook ({ url, events }) of a fleet job, so that any API node can deliver its events.
   `ALTER TABLE {s}.jobs ADD COLUMN webhook jsonb;`,
+  // 5: API keys (`mailvet keys`): only the SHA-256 digest of each key; while a rotation's grace lasts, the
+  // digest of the key it replaced too. Times are epoch milliseconds. A name is unique among keys not revoked.
+  `CREATE TABLE {s}.api_keys (
+     id text PRIMARY KEY,
+     name text NOT NULL,
+     hash text NOT NULL,
+     scopes text[] NOT NULL,
+     requests_per_second double precision,
+     addresses_per_day bigint,
+     created_at bigint NOT NULL,
+     last_used_at bigint,
+     revoked_at bigint,
+     previous_hash text,
+     previous_until bigint
+   );
+   CREATE UNIQUE INDEX api_keys_live_name ON {s}.api_keys (name) WHERE revoked_at IS NULL;`,
 ];
 
 /** The schema version this code writes. */

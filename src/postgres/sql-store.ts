@@ -7,6 +7,7 @@ import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord, ResultCommit, StoredRetry } from '../bulk/types.js';
 import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
+import { type ApiKeyHolder, sqlApiKeys } from './api-keys.js';
 import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
@@ -73,7 +74,7 @@ export async function openSqlStore(
      */
     readonly checkDamage: boolean;
   },
-): Promise<FleetJobStore> {
+): Promise<FleetJobStore & ApiKeyHolder> {
   const s = options.schema;
   await migrate(driver, s);
   if (options.exclusive) {
@@ -440,6 +441,8 @@ export async function openSqlStore(
     async ping() {
       await driver.query('SELECT 1');
     },
+
+    apiKeys: sqlApiKeys(driver, s),
 
     async close() {
       if (options.ownsDriver) await driver.close();

@@ -66,7 +66,7 @@ describe('mailvet', () => {
     const run = await runCli(['verfy', 'a@b.test']);
     expect(run.code).toBe(EXIT.usage);
     expect(run.stderr).toBe(
-      'mailvet: unknown command "verfy"; commands: verify, bulk, serve, doctor, worker (see mailvet --help)\n',
+      'mailvet: unknown command "verfy"; commands: verify, bulk, serve, doctor, worker, keys (see mailvet --help)\n',
     );
     const flag = await runCli(['--frobnicate']);
     expect(flag.code).toBe(EXIT.usage);

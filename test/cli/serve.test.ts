@@ -1,41 +1,8 @@
 import { createServer as createNetServer } from 'node:net';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { startDnsServer } from '../support/dns-server.js';
-import { runCli } from './support.js';
-
-/** Starts `mailvet serve` in process; resolves once it prints where it listens. */
-async function serve(argv: string[], env: Record<string, string>) {
-  const controller = new AbortController();
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let printed = '';
-  let errors = '';
-  stderr.on('data', (chunk: Buffer) => {
-    errors += chunk.toString();
-  });
-  const listening = new Promise<string>((resolve) => {
-    stdout.on('data', (chunk: Buffer) => {
-      printed += chunk.toString();
-      const url = /listening on (http:\/\/\S+)/.exec(printed)?.[1];
-      if (url) resolve(url);
-    });
-  });
-  const exited = main(['serve', ...argv], {
-    stdin: new PassThrough(),
-    stdout,
-    stderr,
-    env,
-    signal: controller.signal,
-  });
-  const url = await Promise.race([
-    listening,
-    exited.then((code) => Promise.reject(new Error(`exited ${code}: ${errors}`))),
-  ]);
-  return { url, stop: () => controller.abort(), exited, output: () => printed };
-}
+import { runCli, serveInProcess as serve } from './support.js';
 
 describe('mailvet serve', () => {
   it('serves the API with the keys of MAILVET_API_KEYS, prints where it listens, and stops on the signal', async () => {
@@ -130,7 +97,8 @@ describe('mailvet serve', () => {
     expect(await runCli(['serve', '--port', '0'])).toEqual({
       code: EXIT.usage,
       stdout: '',
-      stderr: 'mailvet: serve needs API keys: set MAILVET_API_KEYS=key1,key2\n',
+      stderr:
+        'mailvet: serve needs API keys: set MAILVET_API_KEYS=key1,key2, or keep keys in a job store (--data or --store, then mailvet keys create)\n',
     });
     const bad = await runCli(['serve', '--port', '0'], { env: { MAILVET_API_KEYS: 'good,has space' } });
     expect(bad.code).toBe(EXIT.usage);

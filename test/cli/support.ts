@@ -87,3 +87,34 @@ export function parseCsv(text: string): string[][] {
   if (field !== '' || row.length > 0) rows.push([...row, field]);
   return rows;
 }
+
+/** Starts `mailvet serve` in process; resolves once it prints where it listens. */
+export async function serveInProcess(argv: string[], env: Record<string, string>) {
+  const controller = new AbortController();
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let printed = '';
+  let errors = '';
+  stderr.on('data', (chunk: Buffer) => {
+    errors += chunk.toString();
+  });
+  const listening = new Promise<string>((resolve) => {
+    stdout.on('data', (chunk: Buffer) => {
+      printed += chunk.toString();
+      const url = /listening on (http:\/\/\S+)/.exec(printed)?.[1];
+      if (url) resolve(url);
+    });
+  });
+  const exited = main(['serve', ...argv], {
+    stdin: new PassThrough(),
+    stdout,
+    stderr,
+    env,
+    signal: controller.signal,
+  });
+  const url = await Promise.race([
+    listening,
+    exited.then((code) => Promise.reject(new Error(`exited ${code}: ${errors}`))),
+  ]);
+  return { url, stop: () => controller.abort(), exited, output: () => printed };
+}

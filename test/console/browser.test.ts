@@ -525,4 +525,27 @@ describe.skipIf(!available)('the console in Chromium', () => {
       await grey.close();
     }
   }, 90_000);
+  it('works with a key that lacks scopes: it signs in, and a panel the key may not use shows the 403 message', async () => {
+    const limited = await createServer({
+      port: 0,
+      host: '127.0.0.1',
+      console: { dir: DIST_CONSOLE_DIR },
+      verifierOptions: verifierOptions(),
+      authenticate: (request) =>
+        request.headers.get('authorization') === `Bearer ${KEY}`
+          ? { tenant: 'verify-only', keyId: 'abcd1234', scopes: ['verify'] }
+          : null,
+    });
+    try {
+      const { page } = await signedIn(limited.url);
+      // The Jobs list (GET /v1/bulk) needs bulk:read; verifying one address still works.
+      await expect
+        .poll(() => page.getByRole('alert').allTextContents())
+        .toContain('this API key lacks the scope bulk:read (it has: verify)');
+      expect(await (await verify(page, 'alice@good.test')).getByTestId('status').count()).toBeGreaterThan(0);
+      await page.context().close();
+    } finally {
+      await limited.close();
+    }
+  });
 });

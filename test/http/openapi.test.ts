@@ -61,9 +61,23 @@ describe('the OpenAPI document', () => {
         expect(op.security).toEqual([]);
         continue;
       }
-      expect(op.security).toEqual([{ bearer: [] }]);
+      expect(op.security).toEqual([{ bearer: expect.any(Array) }]);
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '429', '500']));
     }
+  });
+
+  it('lists the scope each operation needs in its security requirement, with a 403 when it needs one', () => {
+    const byOperation = new Map(operations(doc).map(({ op }) => [op.operationId, op]));
+    for (const route of ROUTES) {
+      const op = byOperation.get(route.operationId)!;
+      if (!route.auth) continue;
+      expect(op.security, route.operationId).toEqual([
+        { bearer: route.scope === undefined ? [] : [route.scope] },
+      ]);
+      expect('403' in op.responses, route.operationId).toBe(route.scope !== undefined);
+    }
+    expect(byOperation.get('createJob')?.security).toEqual([{ bearer: ['bulk:write'] }]);
+    expect(byOperation.get('getOpenApi')?.security).toEqual([{ bearer: [] }]);
   });
 
   it('takes its enums from the code: statuses, sub-statuses, error codes', () => {
