@@ -9,7 +9,7 @@ import { createWebhookNotifier, type PreparedWebhook, type WebhookNotifier } fro
 import type { WebhookShare } from '../webhooks/share.js';
 import { JobFailedError, JobInputError, JobNotCompleteError, LimitError, StoreError } from './errors.js';
 import { type HeldBytes, HeldBytesLedger, inputBytes, textBytes } from './held-bytes.js';
-import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmails } from './input.js';
+import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmailsInSlices } from './input.js';
 import { JobListeners } from './listeners.js';
 import { LocalEngine } from './local-engine.js';
 import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
@@ -129,7 +129,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     const runner = this.#options.runner;
     if (input?.webhook !== undefined && runner !== undefined)
       throw new JobInputError('webhook', `is not supported by the ${runner.name} runner yet`);
-    const emails = this.#emails(fields.emails);
+    const emails = await this.#emails(fields.emails);
     const source = this.#source(input?.source, emails.length);
     // A webhook is checked (and its host resolved through the SSRF guard) before the job exists.
     let webhook: PreparedWebhook | undefined;
@@ -163,7 +163,7 @@ export class BulkJobManager implements BulkJobManagerApi {
   async add(id: string, emails: readonly string[], access?: AddOptions): Promise<Job> {
     this.#assertOpen();
     const owner = ownerOf(access);
-    const trimmed = this.#emails(emails);
+    const trimmed = await this.#emails(emails);
     const source = this.#source(access?.source, trimmed.length);
     const job = await this.#engine.add(id, owner, trimmed, source);
     this.#held.hold(job.id, owner, inputBytes(trimmed, source?.rows));
@@ -294,10 +294,13 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (this.#closing) throw new MailvetError('disposed', 'the job manager has been closed');
   }
 
-  /** The addresses of a `create` or `add`, trimmed; checked against the per-call and per-job limits. */
-  #emails(emails: unknown): string[] {
-    const { maxAddressesPerAdd, maxAddressesPerJob, maxEmailLength } = this.#options;
-    const trimmed = trimmedEmails(emails, maxAddressesPerAdd, maxEmailLength);
+  /**
+   * The addresses of a `create` or `add`, trimmed (a large list in slices, with event-loop turns between them);
+   * checked against the per-call and per-job limits.
+   */
+  async #emails(emails: unknown): Promise<string[]> {
+    const { maxAddressesPerAdd, maxAddressesPerJob, maxEmailLength, yieldAfterMs } = this.#options;
+    const trimmed = await trimmedEmailsInSlices(emails, maxAddressesPerAdd, maxEmailLength, yieldAfterMs);
     if (trimmed.length > maxAddressesPerJob) {
       throw new LimitError(
         'maxAddressesPerJob',

@@ -4,6 +4,7 @@
  * ({@link inputWindow}), so that a process holds a window of addresses per job, not the whole list.
  * @module
  */
+import { SLICE_CHECK_EVERY, TurnBudget } from '../turn.js';
 import { isFinished, type LiveJob, recordOf } from './job.js';
 import type { DurableJobStore, JobStore, StoredRetry } from './job-types.js';
 import type { RetrySchedule } from './retry.js';
@@ -47,9 +48,62 @@ export interface InputsContext {
   storeFailed(job: LiveJob, operation: string, error: unknown): void;
   /** The job's greylisting retries (made if the job has none yet). */
   retries(job: LiveJob): RetrySchedule | null;
+  /**
+   * Throws the error an add of the job would get now (the manager closing, the job deleted or failed): checked
+   * after each event-loop turn of an add taken in slices.
+   */
+  assertAddable(job: LiveJob): void;
+  /** The longest stretch of work without an event-loop turn, in milliseconds (the manager's `yieldAfterMs`). */
+  readonly yieldAfterMs: number;
 }
 
-/** Every address in memory, in the job's work; rows, if any, written to the store ahead of any result. */
+/**
+ * An add taken in slices stopped before it was committed (the manager closed, the job was deleted or failed):
+ * nothing of it was queued; `reason` is the error for the caller.
+ */
+export class AddStopped extends Error {
+  override name = 'AddStopped';
+  /** The error the caller of the add gets. */
+  readonly reason: unknown;
+
+  constructor(reason: unknown) {
+    super('the add stopped before it was committed', { cause: reason });
+    this.reason = reason;
+  }
+}
+
+/**
+ * Queues `emails` into the job's work in slices of about `yieldAfterMs`, an event-loop turn between them, and
+ * commits them at once at the end (nothing of the add is verified before; see `JobWork.stage`). Throws
+ * {@link AddStopped}, the work as it was, when the job cannot take the add any more after a turn.
+ */
+async function stageInSlices(
+  job: LiveJob,
+  first: number,
+  emails: readonly string[],
+  context: InputsContext,
+): Promise<void> {
+  const budget = new TurnBudget(context.yieldAfterMs);
+  const staged = job.work!.stage(first);
+  try {
+    for (let from = 0; from < emails.length; from += SLICE_CHECK_EVERY) {
+      if (budget.spent()) {
+        await budget.turn();
+        context.assertAddable(job);
+      }
+      staged.push(emails, from, Math.min(emails.length, from + SLICE_CHECK_EVERY));
+    }
+  } catch (error) {
+    staged.abort();
+    throw new AddStopped(error);
+  }
+  staged.commit();
+}
+
+/**
+ * Every address in memory, in the job's work; rows, if any, written to the store ahead of any result. A large
+ * add is queued in slices with event-loop turns between them, and committed at once (see {@link stageInSlices}).
+ */
 export function memoryInputs(store: JobStore, perDomain: number, context: InputsContext): JobInputs {
   return {
     newWork: () => new JobWork(perDomain),
@@ -58,9 +112,17 @@ export function memoryInputs(store: JobStore, perDomain: number, context: Inputs
       // Queued ahead of any result of these positions (a store keeps a row before its result).
       const saved =
         rows === undefined ? undefined : context.enqueue(job, () => store.putRows?.(job.id, first, rows));
-      job.work!.add(emails, first);
-      if (job.work!.copies.length > 0) context.scheduleFlush(job);
-      return saved;
+      if (emails.length <= SLICE_CHECK_EVERY) {
+        job.work!.add(emails, first);
+        if (job.work!.copies.length > 0) context.scheduleFlush(job);
+        return saved;
+      }
+      saved?.catch(() => {}); // awaited below, once the addresses are queued
+      return stageInSlices(job, first, emails, context).then(() => {
+        if (job.work!.copies.length > 0) context.scheduleFlush(job);
+        context.ready(job);
+        return saved;
+      });
     },
     refill() {},
   };
@@ -97,7 +159,19 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
         throw new Error(`the store holds ${emails.length} of the ${count} addresses from position ${from}`);
       }
       const restored = job.restored !== null && from < job.restored.upTo ? job.restored : undefined;
-      job.work.add(emails, from, restored);
+      // Queued in slices, each visible at once (these inputs are committed: nothing to undo), a turn between.
+      const work = job.work;
+      const budget = new TurnBudget(context.yieldAfterMs);
+      for (let at = 0; at < emails.length; at += SLICE_CHECK_EVERY) {
+        if (budget.spent()) {
+          await budget.turn();
+          if (job.deleted || job.work !== work) return;
+        }
+        const staged = work.stage(from, restored);
+        staged.push(emails, at, Math.min(emails.length, at + SLICE_CHECK_EVERY));
+        staged.commit();
+        context.ready(job);
+      }
       job.loadedUpTo = from + count;
       if (job.restored !== null && job.loadedUpTo >= job.restored.upTo) job.restored = null;
       if (job.work.copies.length > 0) context.scheduleFlush(job);

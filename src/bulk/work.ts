@@ -36,6 +36,22 @@ export function domainKey(email: string): string {
 
 const COMPACT_AT = 65_536;
 
+/** The addresses of one domain in a staged add, in input order. */
+interface Group {
+  readonly positions: number[];
+  readonly emails: string[];
+}
+
+/** An add being built in slices: see {@link JobWork.stage}. */
+export interface StagedAdd {
+  /** Stages `emails[from]` to `emails[to - 1]`, at positions `first + from` and on. */
+  push(emails: readonly string[], from: number, to: number): void;
+  /** Makes everything staged visible at once: queued by domain, duplicates following their first position. */
+  commit(): void;
+  /** Forgets everything staged (the index forgets the addresses this add saw first). Idempotent. */
+  abort(): void;
+}
+
 /** What a durable store says about the positions of a recovered job (see {@link JobWork.add}). */
 export interface RestoredPositions {
   /** True when the position has a stored final result. */
@@ -83,42 +99,88 @@ export class JobWork {
    * duplicates), and positions waiting for a greylisting retry are not queued either (the retry queues them).
    */
   add(emails: readonly string[], first: number, restored?: RestoredPositions): void {
-    this.#ensureBits(first + emails.length);
-    const groups = new Map<string, number[]>();
-    for (let i = 0; i < emails.length; i++) {
-      const email = emails[i]!;
-      const position = first + i;
-      const seen = this.#seen.get(email);
-      if (seen !== undefined) {
-        if (restored?.isFinal(position)) continue; // its copy of the result was stored already
-        if (this.#isFinal(seen)) this.copies.push(seen, position);
-        else {
-          const followers = this.#followers.get(seen);
-          if (followers === undefined) this.#followers.set(seen, [position]);
-          else followers.push(position);
+    const staged = this.stage(first, restored);
+    staged.push(emails, 0, emails.length);
+    staged.commit();
+  }
+
+  /**
+   * Starts an add of addresses at positions `first`, `first + 1`, ... that is built in slices ({@link
+   * StagedAdd.push}, with event-loop turns between them) and becomes visible at once ({@link StagedAdd.commit}):
+   * until then `take` hands out none of it, `settle` returns none of its positions as followers and `copies` gets
+   * none of them, so that {@link StagedAdd.abort} can undo it whole. One add is staged at a time per job (the
+   * engine serialises adds); `restored` as for {@link JobWork.add}.
+   */
+  stage(first: number, restored?: RestoredPositions): StagedAdd {
+    const groups = new Map<string, Group>();
+    /** `[first position, duplicate position, ...]`: resolved at commit (a copy or a follower). */
+    const pairs: number[] = [];
+    /** Addresses this add put into the index first (forgotten by `abort`). */
+    const claimed: string[] = [];
+    /** Restored positions that are final already. */
+    const finals: number[] = [];
+    let open = true;
+    let end = first;
+    const seen = this.#seen;
+    return {
+      push: (emails, from, to) => {
+        if (!open) throw new Error('the staged add is committed or aborted');
+        end = Math.max(end, first + to);
+        for (let i = from; i < to; i++) {
+          const email = emails[i]!;
+          const position = first + i;
+          const earlier = seen.claim(email, position);
+          if (earlier !== undefined) {
+            if (restored?.isFinal(position)) continue; // its copy of the result was stored already
+            pairs.push(earlier, position);
+            continue;
+          }
+          claimed.push(email);
+          if (restored !== undefined) {
+            if (restored.isFinal(position)) {
+              finals.push(position);
+              continue;
+            }
+            if (restored.isWaiting(position)) continue;
+          }
+          const key = domainKey(email);
+          const group = groups.get(key);
+          if (group === undefined) groups.set(key, { positions: [position], emails: [email] });
+          else {
+            group.positions.push(position);
+            group.emails.push(email);
+          }
         }
-        continue;
-      }
-      this.#seen.set(email, position);
-      if (restored !== undefined) {
-        if (restored.isFinal(position)) {
-          this.#final[position >>> 3]! |= 1 << (position & 7);
-          continue;
+      },
+      commit: () => {
+        if (!open) throw new Error('the staged add is committed or aborted');
+        open = false;
+        this.#ensureBits(end);
+        for (const position of finals) this.#final[position >>> 3]! |= 1 << (position & 7);
+        for (let k = 0; k < pairs.length; k += 2) {
+          const earlier = pairs[k]!;
+          const position = pairs[k + 1]!;
+          if (this.#isFinal(earlier)) this.copies.push(earlier, position);
+          else {
+            const followers = this.#followers.get(earlier);
+            if (followers === undefined) this.#followers.set(earlier, [position]);
+            else followers.push(position);
+          }
         }
-        if (restored.isWaiting(position)) continue;
-      }
-      const key = domainKey(email);
-      const group = groups.get(key);
-      if (group === undefined) groups.set(key, [i]);
-      else group.push(i);
-    }
-    for (const [key, indices] of groups) {
-      for (const i of indices) {
-        this.#positions.push(first + i);
-        this.#emails.push(emails[i]!);
-        this.#keys.push(key);
-      }
-    }
+        for (const [key, group] of groups) {
+          for (let i = 0; i < group.positions.length; i++) {
+            this.#positions.push(group.positions[i]!);
+            this.#emails.push(group.emails[i]!);
+            this.#keys.push(key);
+          }
+        }
+      },
+      abort: () => {
+        if (!open) return;
+        open = false;
+        for (const email of claimed) seen.delete(email);
+      },
+    };
   }
 
   /** The next task whose domain is under its cap, or `undefined` when there is none now. */
