@@ -11,10 +11,26 @@ import type { RetrySchedule } from './retry.js';
 import { hashedSeenIndex } from './seen-index.js';
 import { domainKey, JobWork } from './work.js';
 
-/** Durable stores: addresses of a job read from the store at once (the job's window). */
-const WINDOW = 32_768;
-/** Durable stores: a job reads its next window when fewer tasks than this are queued. */
-const REFILL_BELOW = 16_384;
+/**
+ * Durable stores: the bytes of addresses a job reads from the store at once (its window), each address counted
+ * {@link ADDRESS_OVERHEAD_BYTES} plus two bytes a character. A job reads its next window when fewer than half a
+ * window of tasks are queued.
+ * @default 2097152 (2 MiB: about 18,000 addresses of 25 characters)
+ */
+export const WINDOW_BYTES = 2_097_152;
+/** What an address in a job's queue costs besides its characters: its entries in the queue's columns. */
+const ADDRESS_OVERHEAD_BYTES = 64;
+/** The fewest and the most addresses of one window, whatever their length. */
+const WINDOW_MIN = 1024;
+const WINDOW_MAX = 32_768;
+/** The characters of an address guessed for a job's first window. */
+const FIRST_GUESS_CHARS = 32;
+
+/** How many addresses of `meanChars` characters make a window of {@link WINDOW_BYTES}. */
+export function windowCount(meanChars: number): number {
+  const count = Math.floor(WINDOW_BYTES / (ADDRESS_OVERHEAD_BYTES + 2 * meanChars));
+  return Math.min(WINDOW_MAX, Math.max(WINDOW_MIN, count));
+}
 
 /** How the engine hands a job's addresses over, and gets them back as work. */
 export interface JobInputs {
@@ -148,16 +164,20 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
    */
   function refill(job: LiveJob): void {
     if (job.loading || job.deleted || job.work === null || isFinished(job)) return;
-    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= REFILL_BELOW) return;
+    if (job.window === 0) job.window = windowCount(FIRST_GUESS_CHARS);
+    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= job.window / 2) return;
     job.loading = true;
     const from = job.loadedUpTo;
-    const count = Math.min(WINDOW, job.storedUpTo - from);
+    const count = Math.min(job.window, job.storedUpTo - from);
     const load = async (): Promise<void> => {
       if (job.deleted || job.work === null) return;
       const emails = await store.getInputs(job.id, from, count);
       if (emails.length !== count) {
         throw new Error(`the store holds ${emails.length} of the ${count} addresses from position ${from}`);
       }
+      let chars = 0;
+      for (const email of emails) chars += email.length;
+      job.window = windowCount(chars / count); // the next window, sized on this one's addresses
       const restored = job.restored !== null && from < job.restored.upTo ? job.restored : undefined;
       // Queued in slices, each visible at once (these inputs are committed: nothing to undo), a turn between.
       const work = job.work;
