@@ -74,8 +74,6 @@ export interface LiveJob {
   dirty: boolean;
   /** Store calls of this job, in order. Never rejects. */
   chain: Promise<void>;
-  /** The adds of this job, one after the other (an add may take several event-loop turns). Never rejects. */
-  adding: Promise<void>;
   flushQueued: boolean;
   /** `performance.now()` of the last flush. */
   flushedAt: number;
@@ -134,7 +132,6 @@ export function liveJob(start: JobStart): LiveJob {
     storeBroken: false,
     dirty: false,
     chain: Promise.resolve(),
-    adding: Promise.resolve(),
     flushQueued: false,
     flushedAt: performance.now(),
     inReady: false,

@@ -214,21 +214,6 @@ export class LocalEngine implements JobEngine {
     this.#assertOpen();
     await this.#leases.whenOpen();
     const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
-    // One add at a time per job: a large one takes several event-loop turns, and the next waits for its end.
-    const added = job.adding.then(() => this.#addNow(job, owner, emails, source));
-    job.adding = added.then(noop, noop);
-    return added;
-  }
-
-  /** Adds `emails` to `job` once the earlier adds of the job are done. */
-  async #addNow(
-    job: LiveJob,
-    owner: string | null,
-    emails: readonly string[],
-    source: EncodedSource | undefined,
-  ): Promise<Job> {
-    this.#assertOpen();
-    if (job.deleted) missing(job.id);
     this.#leases.assertHeld(job);
     this.#rules.admitAdd(job, owner, emails.length, source);
     let inputsSaved: Promise<void> | undefined;
@@ -278,8 +263,6 @@ export class LocalEngine implements JobEngine {
     this.#assertOpen();
     await this.#leases.whenOpen();
     const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
-    await job.adding; // an add in progress first: the job starts with all of it
-    if (job.deleted) missing(id);
     this.#leases.assertHeld(job);
     this.#rules.admitStart(job, owner);
     job.armed = true;
@@ -500,8 +483,6 @@ export class LocalEngine implements JobEngine {
     return task;
   }
 }
-
-const noop = (): void => {};
 
 /** Throws `job_not_found` for `id`. */
 function missing(id: unknown): never {
