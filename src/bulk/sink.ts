@@ -29,21 +29,21 @@ export interface DurableBufferBytes {
   /**
    * A job's final results go to the store in one commit once they hold this many bytes (or once
    * {@link DURABLE_FLUSH_MS} passed, or the job went idle, or a reader waits).
-   * @default 1572864 (1.5 MiB: about 4,000 results of a typical list)
+   * @default 1048576 (1 MiB: about 3,000 results of a typical list)
    */
   readonly flushBytes: number;
   /**
    * Most bytes of final results of one job waiting for the store (buffered, and in the commit under way): past it
    * the job takes no new work until the store catches up, so that a slow database bounds memory.
-   * @default 6291456 (6 MiB: about 16,000 results of a typical list)
+   * @default 4194304 (4 MiB: about 12,000 results of a typical list)
    */
   readonly maxUnwrittenBytes: number;
 }
 
 /** The documented defaults of {@link DurableBufferBytes}. */
 export const DURABLE_BUFFER_DEFAULTS: DurableBufferBytes = Object.freeze({
-  flushBytes: 1_572_864,
-  maxUnwrittenBytes: 6_291_456,
+  flushBytes: 1_048_576,
+  maxUnwrittenBytes: 4_194_304,
 });
 
 /** How final results reach one kind of store: the part of the sink that differs between stores. */
