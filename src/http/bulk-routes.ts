@@ -8,11 +8,11 @@ import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import { nextTurn } from '../turn.js';
 import { readJsonBody } from './body.js';
-import { reserveBytes } from './byte-quota.js';
+import { requestBytesInSlices, reserveBytes } from './byte-quota.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
-import { type ListFormat, listFormatOf, readAddressList } from './list-body.js';
+import { LIST_SLICE_MS, type ListFormat, listFormatOf, readAddressList } from './list-body.js';
 import { integerListParam, integerParam, queryParam } from './params.js';
 import { emptyResponse } from './response.js';
 import { requestedWebhook } from './webhooks.js';
@@ -215,7 +215,7 @@ export const createJob: Operation = async (context) => {
   const fields =
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
   await checkAddressQuota(context, fields.emails?.length ?? 0);
-  const release = reserveBytes(context, fields);
+  const release = reserveBytes(context, fields, await requestBytesInSlices(fields, LIST_SLICE_MS));
   try {
     return await createRequested(context, fields, format !== undefined && fields.emails !== undefined);
   } finally {
@@ -289,7 +289,8 @@ export const addEmails: Operation = async (context) => {
       },
     );
     await checkAddressQuota(context, emails.length);
-    const release = reserveBytes(context, { emails, source });
+    const counted = await requestBytesInSlices({ emails, source }, LIST_SLICE_MS);
+    const release = reserveBytes(context, { emails, source }, counted);
     try {
       const job =
         (await addInBatches(context, jobId(context), emails, source)) ??
