@@ -27,7 +27,7 @@ const WINDOW_MAX = 32_768;
 const FIRST_GUESS_CHARS = 32;
 
 /** How many addresses of `meanChars` characters make a window of {@link WINDOW_BYTES}. */
-export function windowCount(meanChars: number): number {
+function windowCount(meanChars: number): number {
   const count = Math.floor(WINDOW_BYTES / (ADDRESS_OVERHEAD_BYTES + 2 * meanChars));
   return Math.min(WINDOW_MAX, Math.max(WINDOW_MIN, count));
 }
@@ -108,6 +108,13 @@ async function stageInSlices(
         context.assertAddable(job);
       }
       staged.push(emails, from, Math.min(emails.length, from + SLICE_CHECK_EVERY));
+    }
+    // Then queued by domain, in slices too (still hidden from `take`), so that the commit is short.
+    while (!staged.spill(SLICE_CHECK_EVERY)) {
+      if (budget.spent()) {
+        await budget.turn();
+        context.assertAddable(job);
+      }
     }
   } catch (error) {
     staged.abort();

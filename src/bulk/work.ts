@@ -40,12 +40,19 @@ const COMPACT_AT = 65_536;
 interface Group {
   readonly positions: number[];
   readonly emails: string[];
+  /** How many of them {@link StagedAdd.spill} moved to the queue's hidden tail. */
+  spilled: number;
 }
 
 /** An add being built in slices: see {@link JobWork.stage}. */
 export interface StagedAdd {
   /** Stages `emails[from]` to `emails[to - 1]`, at positions `first + from` and on. */
   push(emails: readonly string[], from: number, to: number): void;
+  /**
+   * Moves up to `limit` staged addresses, by domain, to the end of the queue, where `take` does not see them yet;
+   * returns true when none is left. Optional: `commit` moves the rest, but spilling in slices first keeps it short.
+   */
+  spill(limit: number): boolean;
   /** Makes everything staged visible at once: queued by domain, duplicates following their first position. */
   commit(): void;
   /** Forgets everything staged (the index forgets the addresses this add saw first). Idempotent. */
@@ -67,11 +74,12 @@ export interface RestoredPositions {
  */
 export class JobWork {
   readonly #cap: number;
-  // Main queue, three parallel columns from `#head`.
+  // Main queue, three parallel columns from `#head` to `#visible`; past it, a staged add being spilled.
   #positions: number[] = [];
   #emails: string[] = [];
   #keys: string[] = [];
   #head = 0;
+  #visible = 0;
   readonly #parked = new Map<string, Parked>();
   readonly #readyParked = new Deque<string>();
   readonly #inFlight = new Map<string, number>();
@@ -90,7 +98,7 @@ export class JobWork {
 
   /** Tasks in the main queue (not counting domains parked at their cap and retries). */
   get queued(): number {
-    return this.#positions.length - this.#head;
+    return this.#visible - this.#head;
   }
 
   /**
@@ -145,12 +153,29 @@ export class JobWork {
           }
           const key = domainKey(email);
           const group = groups.get(key);
-          if (group === undefined) groups.set(key, { positions: [position], emails: [email] });
+          if (group === undefined) groups.set(key, { positions: [position], emails: [email], spilled: 0 });
           else {
             group.positions.push(position);
             group.emails.push(email);
           }
         }
+      },
+      spill: (limit) => {
+        if (!open) throw new Error('the staged add is committed or aborted');
+        let moved = 0;
+        for (const [key, group] of groups) {
+          const positions = group.positions;
+          while (group.spilled < positions.length && moved < limit) {
+            this.#positions.push(positions[group.spilled]!);
+            this.#emails.push(group.emails[group.spilled]!);
+            this.#keys.push(key);
+            group.spilled++;
+            moved++;
+          }
+          if (moved === limit) return false;
+          groups.delete(key);
+        }
+        return true;
       },
       commit: () => {
         if (!open) throw new Error('the staged add is committed or aborted');
@@ -168,17 +193,22 @@ export class JobWork {
           }
         }
         for (const [key, group] of groups) {
-          for (let i = 0; i < group.positions.length; i++) {
+          for (let i = group.spilled; i < group.positions.length; i++) {
             this.#positions.push(group.positions[i]!);
             this.#emails.push(group.emails[i]!);
             this.#keys.push(key);
           }
         }
+        this.#visible = this.#positions.length;
       },
       abort: () => {
         if (!open) return;
         open = false;
         for (const email of claimed) seen.delete(email);
+        // What was spilled past the visible queue goes (nothing else appends to it while an add is staged).
+        this.#positions.length = this.#visible;
+        this.#emails.length = this.#visible;
+        this.#keys.length = this.#visible;
       },
     };
   }
@@ -210,7 +240,7 @@ export class JobWork {
       }
       return task;
     }
-    while (this.#head < this.#positions.length) {
+    while (this.#head < this.#visible) {
       const i = this.#head++;
       const key = this.#keys[i]!;
       const position = this.#positions[i]!;
@@ -248,7 +278,7 @@ export class JobWork {
    * domains at their cap). False when all that is left waits for a domain's `release`.
    */
   get hasWork(): boolean {
-    return this.#readyParked.length > 0 || this.#head < this.#positions.length;
+    return this.#readyParked.length > 0 || this.#head < this.#visible;
   }
 
   /**
@@ -310,12 +340,14 @@ export class JobWork {
     this.#emails = [];
     this.#keys = [];
     this.#head = 0;
+    this.#visible = 0;
   }
 
   #compactMain(): void {
     this.#positions = this.#positions.slice(this.#head);
     this.#emails = this.#emails.slice(this.#head);
     this.#keys = this.#keys.slice(this.#head);
+    this.#visible -= this.#head;
     this.#head = 0;
   }
 }

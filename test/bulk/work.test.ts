@@ -129,6 +129,9 @@ describe('JobWork.stage', () => {
     expect(work.take()).toBeUndefined(); // the staged part is not visible yet
     expect(work.settle(0)).toBeUndefined(); // and position 3 (a repeat of 0) is no follower yet
     staged.push(emails, 2, 4);
+    expect(staged.spill(1)).toBe(false); // b@y.example moves to the hidden tail of the queue
+    expect(work.take()).toBeUndefined();
+    expect(work.queued).toBe(0);
     staged.commit();
     // Position 3 repeats position 0, final by now: a copy; position 4 repeats position 1: a follower.
     expect(work.copies).toEqual([0, 3]);
@@ -141,6 +144,7 @@ describe('JobWork.stage', () => {
     work.add(['a@x.example'], 0);
     const staged = work.stage(1);
     staged.push(['a@x.example', 'b@x.example'], 0, 2);
+    expect(staged.spill(5)).toBe(true);
     staged.abort();
     staged.abort(); // idempotent
     expect(() => staged.commit()).toThrow(/committed or aborted/);
