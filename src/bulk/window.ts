@@ -100,14 +100,14 @@ async function stageInSlices(
   context: InputsContext,
 ): Promise<void> {
   const budget = new TurnBudget(context.yieldAfterMs);
-  const staged = job.work!.stage(first);
+  const staged = job.work!.stage(first, emails);
   try {
     for (let from = 0; from < emails.length; from += SLICE_CHECK_EVERY) {
       if (budget.spent()) {
         await budget.turn();
         context.assertAddable(job);
       }
-      staged.push(emails, from, Math.min(emails.length, from + SLICE_CHECK_EVERY));
+      staged.push(from, Math.min(emails.length, from + SLICE_CHECK_EVERY));
     }
     // Then queued by domain, in slices too (still hidden from `take`), so that the commit is short.
     while (!staged.spill(SLICE_CHECK_EVERY)) {
@@ -194,8 +194,8 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
           await budget.turn();
           if (job.deleted || job.work !== work) return;
         }
-        const staged = work.stage(from, restored);
-        staged.push(emails, at, Math.min(emails.length, at + SLICE_CHECK_EVERY));
+        const staged = work.stage(from, emails, restored);
+        staged.push(at, Math.min(emails.length, at + SLICE_CHECK_EVERY));
         staged.commit();
         context.ready(job);
       }

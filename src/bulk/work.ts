@@ -38,16 +38,16 @@ const COMPACT_AT = 65_536;
 
 /** The addresses of one domain in a staged add, in input order. */
 interface Group {
-  readonly positions: number[];
-  readonly emails: string[];
+  /** Indices into the add's addresses. */
+  readonly indices: number[];
   /** How many of them {@link StagedAdd.spill} moved to the queue's hidden tail. */
   spilled: number;
 }
 
 /** An add being built in slices: see {@link JobWork.stage}. */
 export interface StagedAdd {
-  /** Stages `emails[from]` to `emails[to - 1]`, at positions `first + from` and on. */
-  push(emails: readonly string[], from: number, to: number): void;
+  /** Stages the add's addresses `from` to `to - 1`, at positions `first + from` and on. */
+  push(from: number, to: number): void;
   /**
    * Moves up to `limit` staged addresses, by domain, to the end of the queue, where `take` does not see them yet;
    * returns true when none is left. Optional: `commit` moves the rest, but spilling in slices first keeps it short.
@@ -107,19 +107,19 @@ export class JobWork {
    * duplicates), and positions waiting for a greylisting retry are not queued either (the retry queues them).
    */
   add(emails: readonly string[], first: number, restored?: RestoredPositions): void {
-    const staged = this.stage(first, restored);
-    staged.push(emails, 0, emails.length);
+    const staged = this.stage(first, emails, restored);
+    staged.push(0, emails.length);
     staged.commit();
   }
 
   /**
-   * Starts an add of addresses at positions `first`, `first + 1`, ... that is built in slices ({@link
+   * Starts an add of `emails` (trimmed) at positions `first`, `first + 1`, ... that is built in slices ({@link
    * StagedAdd.push}, with event-loop turns between them) and becomes visible at once ({@link StagedAdd.commit}):
    * until then `take` hands out none of it, `settle` returns none of its positions as followers and `copies` gets
    * none of them, so that {@link StagedAdd.abort} can undo it whole. One add is staged at a time per job (the
-   * engine serialises adds); `restored` as for {@link JobWork.add}.
+   * manager serialises adds); `restored` as for {@link JobWork.add}. `emails` must not change meanwhile.
    */
-  stage(first: number, restored?: RestoredPositions): StagedAdd {
+  stage(first: number, emails: readonly string[], restored?: RestoredPositions): StagedAdd {
     const groups = new Map<string, Group>();
     /** `[first position, duplicate position, ...]`: resolved at commit (a copy or a follower). */
     const pairs: number[] = [];
@@ -131,7 +131,7 @@ export class JobWork {
     let end = first;
     const seen = this.#seen;
     return {
-      push: (emails, from, to) => {
+      push: (from, to) => {
         if (!open) throw new Error('the staged add is committed or aborted');
         end = Math.max(end, first + to);
         for (let i = from; i < to; i++) {
@@ -153,21 +153,19 @@ export class JobWork {
           }
           const key = domainKey(email);
           const group = groups.get(key);
-          if (group === undefined) groups.set(key, { positions: [position], emails: [email], spilled: 0 });
-          else {
-            group.positions.push(position);
-            group.emails.push(email);
-          }
+          if (group === undefined) groups.set(key, { indices: [i], spilled: 0 });
+          else group.indices.push(i);
         }
       },
       spill: (limit) => {
         if (!open) throw new Error('the staged add is committed or aborted');
         let moved = 0;
         for (const [key, group] of groups) {
-          const positions = group.positions;
-          while (group.spilled < positions.length && moved < limit) {
-            this.#positions.push(positions[group.spilled]!);
-            this.#emails.push(group.emails[group.spilled]!);
+          const indices = group.indices;
+          while (group.spilled < indices.length && moved < limit) {
+            const i = indices[group.spilled]!;
+            this.#positions.push(first + i);
+            this.#emails.push(emails[i]!);
             this.#keys.push(key);
             group.spilled++;
             moved++;
@@ -193,9 +191,10 @@ export class JobWork {
           }
         }
         for (const [key, group] of groups) {
-          for (let i = group.spilled; i < group.positions.length; i++) {
-            this.#positions.push(group.positions[i]!);
-            this.#emails.push(group.emails[i]!);
+          for (let k = group.spilled; k < group.indices.length; k++) {
+            const i = group.indices[k]!;
+            this.#positions.push(first + i);
+            this.#emails.push(emails[i]!);
             this.#keys.push(key);
           }
         }

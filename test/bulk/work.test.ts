@@ -122,13 +122,13 @@ describe('JobWork.stage', () => {
   it('hands out nothing staged before commit; commit queues it by domain with duplicates following', () => {
     const work = new JobWork(4);
     work.add(['a@x.example'], 0);
-    const staged = work.stage(1);
     const emails = ['b@y.example', 'c@x.example', 'a@x.example', 'b@y.example'];
-    staged.push(emails, 0, 2);
+    const staged = work.stage(1, emails);
+    staged.push(0, 2);
     expect(work.take()?.email).toBe('a@x.example');
     expect(work.take()).toBeUndefined(); // the staged part is not visible yet
     expect(work.settle(0)).toBeUndefined(); // and position 3 (a repeat of 0) is no follower yet
-    staged.push(emails, 2, 4);
+    staged.push(2, 4);
     expect(staged.spill(1)).toBe(false); // b@y.example moves to the hidden tail of the queue
     expect(work.take()).toBeUndefined();
     expect(work.queued).toBe(0);
@@ -142,8 +142,8 @@ describe('JobWork.stage', () => {
   it('abort forgets what the add saw first, so that a later add of the same addresses queues them', () => {
     const work = new JobWork(4);
     work.add(['a@x.example'], 0);
-    const staged = work.stage(1);
-    staged.push(['a@x.example', 'b@x.example'], 0, 2);
+    const staged = work.stage(1, ['a@x.example', 'b@x.example']);
+    staged.push(0, 2);
     expect(staged.spill(5)).toBe(true);
     staged.abort();
     staged.abort(); // idempotent
