@@ -8,7 +8,7 @@
  * half of it is verified, and a new process times the restart: `new BulkJobManager` to `opened()` (recovery),
  * and to the job's completion. Rounds alternate the order of the stores; addr/s and resume times are medians.
  *
- *   npx tsx bench/store.ts [count, default 1000000] [rounds, default 1]
+ *   npx tsx bench/store.ts [count, default 1000000] [rounds, default 1] [--stores=memory,pglite,postgres] [--no-resume]
  *
  * Goals: PostgreSQL >= 50,000 addr/s, PGlite >= 25,000 addr/s, peak RSS for `count` within 1.5x that for
  * 100,000 (durable stores), resume of 1M with 500k pending <= 5 s.
@@ -170,15 +170,20 @@ async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 1_000_000);
   const rounds = Math.max(1, Number(process.argv[3] ?? 1));
   const sizes = count > BATCH ? [BATCH, count] : [count];
-  const stores: StoreName[] = ['memory', 'pglite'];
-  try {
-    await withPostgres((client) => client.query('SELECT 1'));
-    stores.push('postgres');
-  } catch (error) {
-    console.log(
-      `PostgreSQL at ${POSTGRES_URL} is unreachable (${(error as Error).message}): its rows are skipped`,
-    );
-  }
+  // --stores=memory,pglite,postgres runs some of them only; --no-resume skips the restart measurements.
+  const wanted = process.argv.find((arg) => arg.startsWith('--stores='))?.slice('--stores='.length);
+  const chosen = (name: StoreName) => wanted === undefined || wanted.split(',').includes(name);
+  const resuming = !process.argv.includes('--no-resume');
+  const stores = (['memory', 'pglite'] as StoreName[]).filter(chosen);
+  if (chosen('postgres'))
+    try {
+      await withPostgres((client) => client.query('SELECT 1'));
+      stores.push('postgres');
+    } catch (error) {
+      console.log(
+        `PostgreSQL at ${POSTGRES_URL} is unreachable (${(error as Error).message}): its rows are skipped`,
+      );
+    }
   const runs = new Map<string, Record<string, number>[]>();
   const resumes = new Map<StoreName, Record<string, number>[]>();
   for (let round = 0; round < rounds; round++) {
@@ -189,7 +194,7 @@ async function main(): Promise<void> {
         runs.set(`${name} ${size}`, [...(runs.get(`${name} ${size}`) ?? []), result]);
       }
     }
-    for (const name of order.filter((store) => store !== 'memory')) {
+    for (const name of order.filter((store) => store !== 'memory' && resuming)) {
       const result = await inFreshPlace(name, (place) => {
         measure('stop', name, count, place);
         return measure('resume', name, count, place);
@@ -236,7 +241,10 @@ async function main(): Promise<void> {
         `complete after ${complete.toFixed(2)} s  (goal: resume <= 5 s ${verdict(resume <= 5)})`,
     );
   }
-  console.log(`reproduce: npx tsx bench/store.ts ${count} ${rounds}`);
+  const flags = process.argv.slice(2).filter((arg) => arg.startsWith('--'));
+  console.log(
+    `reproduce: npx tsx bench/store.ts ${count} ${rounds}${flags.map((flag) => ` ${flag}`).join('')}`,
+  );
 }
 
 if (process.argv[2] === '--child') {

@@ -7,7 +7,15 @@
 import { isMailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import { unretriedResult } from './finish.js';
-import { exceptionResult, isFinished, isResult, type LiveJob, snapshot } from './job.js';
+import {
+  bufferResult,
+  exceptionResult,
+  isFinished,
+  isResult,
+  type LiveJob,
+  resultBytes,
+  snapshot,
+} from './job.js';
 import type { Clock, JobError, JobEventName, StoredRetry } from './job-types.js';
 import type { JobEvents } from './listeners.js';
 import { RetrySchedule, type WaitingRetry } from './retry.js';
@@ -108,14 +116,12 @@ export class JobLife {
 
   /** A final result for `position` (and the later positions of the same address). */
   produce(job: LiveJob, position: number, result: VerificationResult): void {
-    job.bufferPositions.push(position);
-    job.bufferResults.push(result);
+    // Followers share the object, but each is written to the store as a copy of it: each counts in full.
+    const bytes = resultBytes(result);
+    bufferResult(job, position, result, bytes);
     const followers = job.work?.settle(position);
     if (followers === undefined) return;
-    for (const follower of followers) {
-      job.bufferPositions.push(follower);
-      job.bufferResults.push(result);
-    }
+    for (const follower of followers) bufferResult(job, follower, result, bytes);
   }
 
   fail(job: LiveJob, error: JobError): void {
@@ -168,6 +174,7 @@ export class JobLife {
     job.interim.clear();
     job.bufferPositions = [];
     job.bufferResults = [];
+    job.bufferBytes = 0;
     job.unsaved = null;
     this.wake(job);
   }

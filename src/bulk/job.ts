@@ -44,6 +44,8 @@ export interface LiveJob {
   storedUpTo: number;
   /** Durable stores: a window is being read. */
   loading: boolean;
+  /** Durable stores: how many addresses the job's next window reads (sized in bytes: see bulk/window.ts). */
+  window: number;
   /** A recovered job: what the store said of its positions below `upTo` when it was taken over. */
   restored: (RestoredPositions & { readonly upTo: number }) | null;
   /** Greylisting retries waiting for their delay. */
@@ -56,9 +58,13 @@ export interface LiveJob {
   /** Final results not yet handed to the store. */
   bufferPositions: number[];
   bufferResults: VerificationResult[];
+  /** The estimated bytes of `bufferResults` ({@link resultBytes}). */
+  bufferBytes: number;
   /** Durable stores: final results accounted for but not yet committed (with the record, in one transaction). */
   commitPositions: number[];
   commitResults: VerificationResult[];
+  /** Durable stores: the estimated bytes of `commitResults`. */
+  commitBytes: number;
   /** Durable stores: greylisted positions that started waiting since the last commit. */
   retryWrites: StoredRetry[];
   /** Results the store refused (it threw): kept here so that none is lost. */
@@ -110,14 +116,17 @@ export function liveJob(start: JobStart): LiveJob {
     loadedUpTo: 0,
     storedUpTo: 0,
     loading: false,
+    window: 0,
     restored: null,
     retries: null,
     interim: new Map(),
     inFlight: 0,
     bufferPositions: [],
     bufferResults: [],
+    bufferBytes: 0,
     commitPositions: [],
     commitResults: [],
+    commitBytes: 0,
     retryWrites: [],
     unsaved: null,
     storeBroken: false,
@@ -240,4 +249,40 @@ export function isResult(value: unknown): value is VerificationResult {
 /** The result of an address whose verification threw: `unknown` / `exception_occurred`. */
 export function exceptionResult(email: string): VerificationResult {
   return verdictOnlyResult(email, verdictOf('exception_occurred'));
+}
+
+/** Bytes a result is counted for besides its texts: the object, its numbers and booleans, and its position. */
+const RESULT_OVERHEAD_BYTES = 160;
+
+/**
+ * The estimated bytes of a result in a job's buffers: a fixed {@link RESULT_OVERHEAD_BYTES} for the object, plus
+ * two bytes a character of each of its texts (transcript lines included). Its JSON for the store is smaller.
+ */
+export function resultBytes(result: VerificationResult): number {
+  let chars =
+    result.email.length +
+    (result.normalized?.length ?? 0) +
+    (result.user?.length ?? 0) +
+    (result.domain?.length ?? 0) +
+    (result.did_you_mean?.length ?? 0) +
+    (result.mx_record?.length ?? 0) +
+    (result.smtp_provider?.length ?? 0) +
+    (typeof result.reason === 'string' ? result.reason.length : 0);
+  const transcript = result.smtp_transcript;
+  if (Array.isArray(transcript)) {
+    for (const line of transcript) chars += typeof line === 'string' ? line.length + 8 : 8;
+  }
+  return RESULT_OVERHEAD_BYTES + 2 * chars;
+}
+
+/** Buffers the final result of `position` for the store, counting its bytes. */
+export function bufferResult(
+  job: LiveJob,
+  position: number,
+  result: VerificationResult,
+  bytes: number,
+): void {
+  job.bufferPositions.push(position);
+  job.bufferResults.push(result);
+  job.bufferBytes += bytes;
 }

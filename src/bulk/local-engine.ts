@@ -9,7 +9,7 @@
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import { createVerifier, type Verifier } from '../verifier.js';
-import { JobNotFoundError, StoreError } from './errors.js';
+import { JobFinishedError, JobNotFoundError, StoreError } from './errors.js';
 import { isFinished, type LiveJob, liveJob, recordOf, snapshot, zeroCounts } from './job.js';
 import { JobLife } from './job-life.js';
 import type { BulkVerifier, Job, JobList, StoreHealth } from './job-types.js';
@@ -21,7 +21,7 @@ import type { JobEngine, NewJob, ResultsView, RunnerContext } from './runner.js'
 import { Scheduler } from './scheduler.js';
 import { durableResults, memoryResults, ResultSink, type SinkContext } from './sink.js';
 import type { EncodedSource } from './source.js';
-import { type InputsContext, inputWindow, type JobInputs, memoryInputs } from './window.js';
+import { AddStopped, type InputsContext, inputWindow, type JobInputs, memoryInputs } from './window.js';
 import type { Task } from './work.js';
 
 /** Longest pause between two retention sweeps. */
@@ -96,6 +96,12 @@ export class LocalEngine implements JobEngine {
       ready: (job) => this.#ready(job),
       storeFailed: (job, operation, error) => this.#life.storeFailed(job, operation, error),
       retries: (job) => this.#life.scheduleRetries(job),
+      assertAddable: (job) => {
+        this.#assertOpen();
+        if (job.deleted) missing(job.id);
+        if (job.status === 'failed') throw new JobFinishedError(job.status);
+      },
+      yieldAfterMs: options.yieldAfterMs,
     };
     const store = options.store;
     const perDomain = options.perDomainConcurrency;
@@ -188,6 +194,7 @@ export class LocalEngine implements JobEngine {
       await inputsSaved;
     } catch (error) {
       this.#life.forget(job);
+      if (error instanceof AddStopped) throw error.reason;
       throw new StoreError('save the job', error);
     }
     job.dirty = false;
@@ -221,6 +228,16 @@ export class LocalEngine implements JobEngine {
       try {
         await inputsSaved;
       } catch (error) {
+        if (error instanceof AddStopped) {
+          // Taken in slices and stopped before its commit: nothing of it was queued; the job is as it was.
+          if (!job.deleted && job.total === before.total + emails.length) {
+            if (job.status === 'failed') job.total = before.total;
+            else Object.assign(job, before);
+            job.dirty = true;
+            this.#sink.scheduleFlush(job);
+          }
+          throw error.reason;
+        }
         // A store whose write of the inputs carries the record (durable: one transaction) wrote none of this add,
         // and if no later add was appended after it, only this add fails: the job goes on as it was (its record is
         // saved again, as a flush may have saved it).

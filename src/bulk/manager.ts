@@ -9,7 +9,7 @@ import { createWebhookNotifier, type PreparedWebhook, type WebhookNotifier } fro
 import type { WebhookShare } from '../webhooks/share.js';
 import { JobFailedError, JobInputError, JobNotCompleteError, LimitError, StoreError } from './errors.js';
 import { type HeldBytes, HeldBytesLedger, inputBytes, textBytes } from './held-bytes.js';
-import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmails } from './input.js';
+import { createInput, ownerOf, paging, readOptions, sourceRows, trimmedEmailsInSlices } from './input.js';
 import { JobListeners } from './listeners.js';
 import { LocalEngine } from './local-engine.js';
 import { type ResolvedBulkOptions, resolveBulkOptions } from './options.js';
@@ -53,6 +53,8 @@ export class BulkJobManager implements BulkJobManagerApi {
   readonly #webhooks: WebhookNotifier | undefined;
   /** Where the jobs live and are verified: chosen once, here. */
   readonly #engine: JobEngine;
+  /** Per job id: the end of its adds under way (see {@link BulkJobManager.add}). Never rejects. */
+  readonly #adds = new Map<string, Promise<void>>();
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -129,7 +131,7 @@ export class BulkJobManager implements BulkJobManagerApi {
     const runner = this.#options.runner;
     if (input?.webhook !== undefined && runner !== undefined)
       throw new JobInputError('webhook', `is not supported by the ${runner.name} runner yet`);
-    const emails = this.#emails(fields.emails);
+    const emails = await this.#emails(fields.emails);
     const source = this.#source(input?.source, emails.length);
     // A webhook is checked (and its host resolved through the SSRF guard) before the job exists.
     let webhook: PreparedWebhook | undefined;
@@ -158,16 +160,36 @@ export class BulkJobManager implements BulkJobManagerApi {
   /**
    * Adds addresses to a job (its `total` grows). A `complete` job reopens: it goes back to `processing` until
    * the new addresses are final too, so an add never races the job's completion. Throws `job_finished` for a
-   * `failed` job.
+   * `failed` job. A large list is taken in slices (`yieldAfterMs` each, an event-loop turn between them) and
+   * committed at once: none of it is verified before, and an add that stops after a turn (the manager closes,
+   * the job is deleted or fails) adds nothing. The adds of a job run one after the other, in call order, and a
+   * `start` waits for the adds called before it.
    */
   async add(id: string, emails: readonly string[], access?: AddOptions): Promise<Job> {
     this.#assertOpen();
     const owner = ownerOf(access);
-    const trimmed = this.#emails(emails);
-    const source = this.#source(access?.source, trimmed.length);
-    const job = await this.#engine.add(id, owner, trimmed, source);
-    this.#held.hold(job.id, owner, inputBytes(trimmed, source?.rows));
-    return job;
+    return this.#inTurn(id, async () => {
+      const trimmed = await this.#emails(emails);
+      const source = this.#source(access?.source, trimmed.length);
+      const job = await this.#engine.add(id, owner, trimmed, source);
+      this.#held.hold(job.id, owner, inputBytes(trimmed, source?.rows));
+      return job;
+    });
+  }
+
+  /**
+   * Runs `call` on job `id` after the adds of `id` called before it: an add may take several event-loop turns
+   * (a large list is taken in slices), and adds of a job end in call order.
+   */
+  #inTurn<T>(id: unknown, call: () => Promise<T>): Promise<T> {
+    const key = String(id);
+    const run = (this.#adds.get(key) ?? Promise.resolve()).then(call);
+    const tail = run.then(noop, noop);
+    this.#adds.set(key, tail);
+    void tail.then(() => {
+      if (this.#adds.get(key) === tail) this.#adds.delete(key);
+    });
+    return run;
   }
 
   /**
@@ -176,7 +198,10 @@ export class BulkJobManager implements BulkJobManagerApi {
    */
   async start(id: string, access?: JobAccess): Promise<Job> {
     this.#assertOpen();
-    return this.#engine.start(id, ownerOf(access));
+    const owner = ownerOf(access);
+    // After the adds called before it: the job starts with all of their addresses.
+    await this.#adds.get(String(id));
+    return this.#engine.start(id, owner);
   }
 
   /**
@@ -307,10 +332,13 @@ export class BulkJobManager implements BulkJobManagerApi {
     if (this.#closing) throw new MailvetError('disposed', 'the job manager has been closed');
   }
 
-  /** The addresses of a `create` or `add`, trimmed; checked against the per-call and per-job limits. */
-  #emails(emails: unknown): string[] {
-    const { maxAddressesPerAdd, maxAddressesPerJob, maxEmailLength } = this.#options;
-    const trimmed = trimmedEmails(emails, maxAddressesPerAdd, maxEmailLength);
+  /**
+   * The addresses of a `create` or `add`, trimmed (a large list in slices, with event-loop turns between them);
+   * checked against the per-call and per-job limits.
+   */
+  async #emails(emails: unknown): Promise<string[]> {
+    const { maxAddressesPerAdd, maxAddressesPerJob, maxEmailLength, yieldAfterMs } = this.#options;
+    const trimmed = await trimmedEmailsInSlices(emails, maxAddressesPerAdd, maxEmailLength, yieldAfterMs);
     if (trimmed.length > maxAddressesPerJob) {
       throw new LimitError(
         'maxAddressesPerJob',
@@ -330,3 +358,5 @@ export class BulkJobManager implements BulkJobManagerApi {
     return encoded;
   }
 }
+
+const noop = (): void => {};

@@ -10,20 +10,46 @@
 export interface SeenIndex {
   get(email: string): number | undefined;
   set(email: string, position: number): void;
+  /**
+   * The position `email` was first seen at; when it was not seen yet, records it at `position` and returns
+   * `undefined`. One lookup where `get` then `set` would take two.
+   */
+  claim(email: string, position: number): number | undefined;
+  /** Forgets `email` (an add that was undone). */
+  delete(email: string): void;
   clear(): void;
 }
 
 /** The exact index: the address strings themselves. */
 export function exactSeenIndex(): SeenIndex {
-  return new Map<string, number>();
+  const map = new Map<string, number>();
+  return {
+    get: (email) => map.get(email),
+    set(email, position) {
+      map.set(email, position);
+    },
+    claim(email, position) {
+      const seen = map.get(email);
+      if (seen === undefined) map.set(email, position);
+      return seen;
+    },
+    delete(email) {
+      map.delete(email);
+    },
+    clear() {
+      map.clear();
+    },
+  };
 }
 
 const EMPTY = -1;
 
 /**
  * An index on a keyed 64-bit hash of each address (two independent 32-bit halves, each seeded at random per
- * index, so that nobody can craft two addresses that share a slot). Two different addresses are taken for one
- * with a chance of about n² / 2⁶⁵ (one in a million for five million distinct addresses of one job).
+ * index, so that nobody can craft two addresses that share a slot), both halves computed in one pass over the
+ * text. Two different addresses are taken for one with a chance of about n² / 2⁶⁵ (one in a million for five
+ * million distinct addresses of one job). Open addressing with linear probing, at most half full; a deletion
+ * shifts the entries after it back (no tombstones).
  */
 export function hashedSeenIndex(): SeenIndex {
   // Web Crypto (a global in Node, browsers and workers): the bulk layer imports no node:* module.
@@ -36,20 +62,33 @@ export function hashedSeenIndex(): SeenIndex {
   let lows = new Uint32Array(capacity);
   let positions = new Int32Array(capacity).fill(EMPTY);
   let size = 0;
+  // The two halves of the last text hashed (one pass gives both).
+  let high = 0;
+  let low = 0;
 
-  function hash(text: string, seed: number): number {
-    let h = seed ^ 0x9e3779b9;
+  function hash(text: string): void {
+    let a = seedA ^ 0x9e3779b9;
+    let b = seedB ^ 0x9e3779b9;
     for (let i = 0; i < text.length; i++) {
-      h = Math.imul(h ^ text.charCodeAt(i), 0x85ebca6b);
-      h ^= h >>> 13;
+      const code = text.charCodeAt(i);
+      a = Math.imul(a ^ code, 0x85ebca6b);
+      a ^= a >>> 13;
+      b = Math.imul(b ^ code, 0x85ebca6b);
+      b ^= b >>> 13;
     }
-    h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
-    return (h ^ (h >>> 16)) >>> 0;
+    a = Math.imul(a ^ (a >>> 16), 0xc2b2ae35);
+    b = Math.imul(b ^ (b >>> 16), 0xc2b2ae35);
+    high = (a ^ (a >>> 16)) >>> 0;
+    low = (b ^ (b >>> 16)) >>> 0;
   }
 
-  function slotOf(high: number, low: number): number {
-    let slot = (high ^ Math.imul(low, 0x27d4eb2d)) & (capacity - 1);
-    while (positions[slot] !== EMPTY && (highs[slot] !== high || lows[slot] !== low)) {
+  function home(h: number, l: number): number {
+    return (h ^ Math.imul(l, 0x27d4eb2d)) & (capacity - 1);
+  }
+
+  function slotOf(h: number, l: number): number {
+    let slot = home(h, l);
+    while (positions[slot] !== EMPTY && (highs[slot] !== h || lows[slot] !== l)) {
       slot = (slot + 1) & (capacity - 1);
     }
     return slot;
@@ -70,20 +109,52 @@ export function hashedSeenIndex(): SeenIndex {
     }
   }
 
+  function put(slot: number, position: number): void {
+    if (positions[slot] === EMPTY) size++;
+    highs[slot] = high;
+    lows[slot] = low;
+    positions[slot] = position;
+  }
+
   return {
     get(email) {
-      const position = positions[slotOf(hash(email, seedA), hash(email, seedB))]!;
+      hash(email);
+      const position = positions[slotOf(high, low)]!;
       return position === EMPTY ? undefined : position;
     },
     set(email, position) {
       if ((size + 1) * 2 > capacity) grow();
-      const high = hash(email, seedA);
-      const low = hash(email, seedB);
+      hash(email);
+      put(slotOf(high, low), position);
+    },
+    claim(email, position) {
+      if ((size + 1) * 2 > capacity) grow();
+      hash(email);
       const slot = slotOf(high, low);
-      if (positions[slot] === EMPTY) size++;
-      highs[slot] = high;
-      lows[slot] = low;
-      positions[slot] = position;
+      const seen = positions[slot]!;
+      if (seen !== EMPTY) return seen;
+      put(slot, position);
+      return undefined;
+    },
+    delete(email) {
+      hash(email);
+      let hole = slotOf(high, low);
+      if (positions[hole] === EMPTY) return;
+      positions[hole] = EMPTY;
+      size--;
+      // Backward shift: an entry after the hole that could live at or before it moves into it.
+      let slot = (hole + 1) & (capacity - 1);
+      while (positions[slot] !== EMPTY) {
+        const wanted = home(highs[slot]!, lows[slot]!);
+        if (((slot - wanted) & (capacity - 1)) >= ((slot - hole) & (capacity - 1))) {
+          highs[hole] = highs[slot]!;
+          lows[hole] = lows[slot]!;
+          positions[hole] = positions[slot]!;
+          positions[slot] = EMPTY;
+          hole = slot;
+        }
+        slot = (slot + 1) & (capacity - 1);
+      }
     },
     clear() {
       capacity = 1024;

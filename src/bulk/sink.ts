@@ -8,7 +8,7 @@
  */
 import type { VerificationResult } from '../result.js';
 import { JobFailedError, JobNotFoundError, StoreError } from './errors.js';
-import { isFinished, type LiveJob, recordOf, snapshot } from './job.js';
+import { isFinished, type LiveJob, recordOf, resultBytes, snapshot } from './job.js';
 import type { DurableJobStore, JobError, JobEventName, JobStore, StoredRetry } from './job-types.js';
 
 /** Positions a stream reads from the store at once. */
@@ -20,13 +20,31 @@ const FLUSH_SIZE = 256;
  * what a crash can cost is re-verifying about this much work.
  */
 const DURABLE_FLUSH_MS = 1000;
-/** Results a durable store gets in one transaction, at most (unless a reader waits or the job goes idle). */
-const DURABLE_FLUSH_SIZE = 4096;
+
 /**
- * Most final results of one job waiting for a durable store's write: past it the job takes no new work until
- * the store catches up, so that a slow database bounds memory instead of letting results pile up.
+ * The bounds of a durable store's result buffers, per job, in bytes (results counted by {@link resultBytes}), so
+ * that what a job holds for the database does not depend on how large its results are (a transcript, a long reason).
  */
-const MAX_UNWRITTEN = 16_384;
+export interface DurableBufferBytes {
+  /**
+   * A job's final results go to the store in one commit once they hold this many bytes (or once
+   * {@link DURABLE_FLUSH_MS} passed, or the job went idle, or a reader waits).
+   * @default 1048576 (1 MiB: about 3,000 results of a typical list)
+   */
+  readonly flushBytes: number;
+  /**
+   * Most bytes of final results of one job waiting for the store (buffered, and in the commit under way): past it
+   * the job takes no new work until the store catches up, so that a slow database bounds memory.
+   * @default 4194304 (4 MiB: about 12,000 results of a typical list)
+   */
+  readonly maxUnwrittenBytes: number;
+}
+
+/** The documented defaults of {@link DurableBufferBytes}. */
+export const DURABLE_BUFFER_DEFAULTS: DurableBufferBytes = Object.freeze({
+  flushBytes: 1_048_576,
+  maxUnwrittenBytes: 4_194_304,
+});
 
 /** How final results reach one kind of store: the part of the sink that differs between stores. */
 export interface StoreWrites {
@@ -35,10 +53,15 @@ export interface StoreWrites {
   /** A greylisted position starts waiting for its retry. */
   waiting(job: LiveJob, retry: StoredRetry): void;
   /**
-   * Hands results accounted for in the job's counts to the store, or keeps them for the next commit (then it
-   * returns nothing to wait for).
+   * Hands results accounted for in the job's counts (`bytes` of them, by {@link resultBytes}) to the store, or
+   * keeps them for the next commit (then it returns nothing to wait for).
    */
-  write(job: LiveJob, positions: number[], results: VerificationResult[]): Promise<void> | undefined;
+  write(
+    job: LiveJob,
+    positions: number[],
+    results: VerificationResult[],
+    bytes: number,
+  ): Promise<void> | undefined;
   /** Saves the changed record of a job whose store works (with the results kept for it, in one commit). */
   save(job: LiveJob): Promise<void>;
   /** Adds the results in memory that the store may not have yet to `into` (by position). */
@@ -121,16 +144,16 @@ export function memoryResults(store: JobStore, context: Pick<SinkContext, 'fail'
 export function durableResults(
   store: DurableJobStore,
   context: Pick<SinkContext, 'storeFailed'>,
+  bounds: DurableBufferBytes = DURABLE_BUFFER_DEFAULTS,
 ): StoreWrites {
   return {
     due: (job) =>
-      job.bufferPositions.length >= DURABLE_FLUSH_SIZE ||
-      performance.now() - job.flushedAt >= DURABLE_FLUSH_MS,
+      job.bufferBytes >= bounds.flushBytes || performance.now() - job.flushedAt >= DURABLE_FLUSH_MS,
     waiting(job, retry) {
       job.retryWrites.push(retry);
       job.dirty = true;
     },
-    write(job, positions, results) {
+    write(job, positions, results, bytes) {
       if (job.storeBroken) {
         keep(job, positions, results);
         return undefined;
@@ -139,6 +162,7 @@ export function durableResults(
         job.commitPositions.push(positions[i]!);
         job.commitResults.push(results[i]!);
       }
+      job.commitBytes += bytes;
       return undefined;
     },
     async save(job) {
@@ -147,6 +171,7 @@ export function durableResults(
       const retries = job.retryWrites;
       job.commitPositions = [];
       job.commitResults = [];
+      job.commitBytes = 0;
       job.retryWrites = [];
       job.dirty = false;
       try {
@@ -161,7 +186,7 @@ export function durableResults(
         into.set(job.commitPositions[k]!, job.commitResults[k]!);
     },
     storedAt: (job, positions) => store.getResultsAt(job.id, positions),
-    backlogged: (job) => job.bufferPositions.length + job.commitPositions.length >= MAX_UNWRITTEN,
+    backlogged: (job) => job.bufferBytes + job.commitBytes >= bounds.maxUnwrittenBytes,
     paced: true,
   };
 }
@@ -279,9 +304,11 @@ export class ResultSink {
     const before = job.completed;
     const positions = job.bufferPositions;
     const results = job.bufferResults;
+    const bytes = job.bufferBytes;
     job.bufferPositions = [];
     job.bufferResults = [];
-    if (positions.length > 0) await this.#write(job, positions, results);
+    job.bufferBytes = 0;
+    if (positions.length > 0) await this.#write(job, positions, results, bytes);
     if (job.deleted) return;
     const copies = job.work?.copies ?? [];
     if (copies.length > 0) {
@@ -306,11 +333,16 @@ export class ResultSink {
   }
 
   /** Counts results in the job, then hands them to the store. */
-  async #write(job: LiveJob, positions: number[], results: VerificationResult[]): Promise<void> {
+  async #write(
+    job: LiveJob,
+    positions: number[],
+    results: VerificationResult[],
+    bytes: number,
+  ): Promise<void> {
     job.completed += positions.length;
     for (const result of results) job.counts[result.status]++;
     job.dirty = true;
-    const written = this.#writes.write(job, positions, results);
+    const written = this.#writes.write(job, positions, results, bytes);
     if (written !== undefined) await written;
   }
 
@@ -337,6 +369,7 @@ export class ResultSink {
     }
     const positions: number[] = [];
     const results: VerificationResult[] = [];
+    let bytes = 0;
     for (let i = 0; i < pairs.length; i += 2) {
       const from = pairs[i]!;
       const result = local.get(from) ?? stored.get(from);
@@ -349,8 +382,9 @@ export class ResultSink {
       }
       positions.push(pairs[i + 1]!);
       results.push(result);
+      bytes += resultBytes(result);
     }
-    await this.#write(job, positions, results);
+    await this.#write(job, positions, results, bytes);
   }
 }
 

@@ -65,9 +65,10 @@ export interface BulkJobManagerOptions {
    */
   readonly perDomainConcurrency?: number;
   /**
-   * Longest stretch, in milliseconds, that the manager starts verifications without giving the event loop a
-   * turn. Verifications that do no I/O (offline checks, cached DNS) settle in microtasks, so without this a
-   * large job would starve the HTTP server that shares the process. 1-1000. @default 5
+   * Longest stretch, in milliseconds, that the manager starts verifications, or checks and queues the addresses
+   * of a large `add`, without giving the event loop a turn. Verifications that do no I/O (offline checks, cached
+   * DNS) settle in microtasks, so without this a large job would starve the HTTP server that shares the process.
+   * 1-1000. @default 5
    */
   readonly yieldAfterMs?: number;
   /**

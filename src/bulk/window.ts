@@ -4,16 +4,33 @@
  * ({@link inputWindow}), so that a process holds a window of addresses per job, not the whole list.
  * @module
  */
+import { SLICE_CHECK_EVERY, TurnBudget } from '../turn.js';
 import { isFinished, type LiveJob, recordOf } from './job.js';
 import type { DurableJobStore, JobStore, StoredRetry } from './job-types.js';
 import type { RetrySchedule } from './retry.js';
 import { hashedSeenIndex } from './seen-index.js';
 import { domainKey, JobWork } from './work.js';
 
-/** Durable stores: addresses of a job read from the store at once (the job's window). */
-const WINDOW = 32_768;
-/** Durable stores: a job reads its next window when fewer tasks than this are queued. */
-const REFILL_BELOW = 16_384;
+/**
+ * Durable stores: the bytes of addresses a job reads from the store at once (its window), each address counted
+ * {@link ADDRESS_OVERHEAD_BYTES} plus two bytes a character. A job reads its next window when fewer than half a
+ * window of tasks are queued.
+ * @default 2097152 (2 MiB: about 18,000 addresses of 25 characters)
+ */
+export const WINDOW_BYTES = 2_097_152;
+/** What an address in a job's queue costs besides its characters: its entries in the queue's columns. */
+const ADDRESS_OVERHEAD_BYTES = 64;
+/** The fewest and the most addresses of one window, whatever their length. */
+const WINDOW_MIN = 1024;
+const WINDOW_MAX = 32_768;
+/** The characters of an address guessed for a job's first window. */
+const FIRST_GUESS_CHARS = 32;
+
+/** How many addresses of `meanChars` characters make a window of {@link WINDOW_BYTES}. */
+function windowCount(meanChars: number): number {
+  const count = Math.floor(WINDOW_BYTES / (ADDRESS_OVERHEAD_BYTES + 2 * meanChars));
+  return Math.min(WINDOW_MAX, Math.max(WINDOW_MIN, count));
+}
 
 /** How the engine hands a job's addresses over, and gets them back as work. */
 export interface JobInputs {
@@ -47,9 +64,69 @@ export interface InputsContext {
   storeFailed(job: LiveJob, operation: string, error: unknown): void;
   /** The job's greylisting retries (made if the job has none yet). */
   retries(job: LiveJob): RetrySchedule | null;
+  /**
+   * Throws the error an add of the job would get now (the manager closing, the job deleted or failed): checked
+   * after each event-loop turn of an add taken in slices.
+   */
+  assertAddable(job: LiveJob): void;
+  /** The longest stretch of work without an event-loop turn, in milliseconds (the manager's `yieldAfterMs`). */
+  readonly yieldAfterMs: number;
 }
 
-/** Every address in memory, in the job's work; rows, if any, written to the store ahead of any result. */
+/**
+ * An add taken in slices stopped before it was committed (the manager closed, the job was deleted or failed):
+ * nothing of it was queued; `reason` is the error for the caller.
+ */
+export class AddStopped extends Error {
+  override name = 'AddStopped';
+  /** The error the caller of the add gets. */
+  readonly reason: unknown;
+
+  constructor(reason: unknown) {
+    super('the add stopped before it was committed', { cause: reason });
+    this.reason = reason;
+  }
+}
+
+/**
+ * Queues `emails` into the job's work in slices of about `yieldAfterMs`, an event-loop turn between them, and
+ * commits them at once at the end (nothing of the add is verified before; see `JobWork.stage`). Throws
+ * {@link AddStopped}, the work as it was, when the job cannot take the add any more after a turn.
+ */
+async function stageInSlices(
+  job: LiveJob,
+  first: number,
+  emails: readonly string[],
+  context: InputsContext,
+): Promise<void> {
+  const budget = new TurnBudget(context.yieldAfterMs);
+  const staged = job.work!.stage(first, emails);
+  try {
+    for (let from = 0; from < emails.length; from += SLICE_CHECK_EVERY) {
+      if (budget.spent()) {
+        await budget.turn();
+        context.assertAddable(job);
+      }
+      staged.push(from, Math.min(emails.length, from + SLICE_CHECK_EVERY));
+    }
+    // Then queued by domain, in slices too (still hidden from `take`), so that the commit is short.
+    while (!staged.spill(SLICE_CHECK_EVERY)) {
+      if (budget.spent()) {
+        await budget.turn();
+        context.assertAddable(job);
+      }
+    }
+  } catch (error) {
+    staged.abort();
+    throw new AddStopped(error);
+  }
+  staged.commit();
+}
+
+/**
+ * Every address in memory, in the job's work; rows, if any, written to the store ahead of any result. A large
+ * add is queued in slices with event-loop turns between them, and committed at once (see {@link stageInSlices}).
+ */
 export function memoryInputs(store: JobStore, perDomain: number, context: InputsContext): JobInputs {
   return {
     newWork: () => new JobWork(perDomain),
@@ -58,9 +135,17 @@ export function memoryInputs(store: JobStore, perDomain: number, context: Inputs
       // Queued ahead of any result of these positions (a store keeps a row before its result).
       const saved =
         rows === undefined ? undefined : context.enqueue(job, () => store.putRows?.(job.id, first, rows));
-      job.work!.add(emails, first);
-      if (job.work!.copies.length > 0) context.scheduleFlush(job);
-      return saved;
+      if (emails.length <= SLICE_CHECK_EVERY) {
+        job.work!.add(emails, first);
+        if (job.work!.copies.length > 0) context.scheduleFlush(job);
+        return saved;
+      }
+      saved?.catch(() => {}); // awaited below, once the addresses are queued
+      return stageInSlices(job, first, emails, context).then(() => {
+        if (job.work!.copies.length > 0) context.scheduleFlush(job);
+        context.ready(job);
+        return saved;
+      });
     },
     refill() {},
   };
@@ -86,18 +171,34 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
    */
   function refill(job: LiveJob): void {
     if (job.loading || job.deleted || job.work === null || isFinished(job)) return;
-    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= REFILL_BELOW) return;
+    if (job.window === 0) job.window = windowCount(FIRST_GUESS_CHARS);
+    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= job.window / 2) return;
     job.loading = true;
     const from = job.loadedUpTo;
-    const count = Math.min(WINDOW, job.storedUpTo - from);
+    const count = Math.min(job.window, job.storedUpTo - from);
     const load = async (): Promise<void> => {
       if (job.deleted || job.work === null) return;
       const emails = await store.getInputs(job.id, from, count);
       if (emails.length !== count) {
         throw new Error(`the store holds ${emails.length} of the ${count} addresses from position ${from}`);
       }
+      let chars = 0;
+      for (const email of emails) chars += email.length;
+      job.window = windowCount(chars / count); // the next window, sized on this one's addresses
       const restored = job.restored !== null && from < job.restored.upTo ? job.restored : undefined;
-      job.work.add(emails, from, restored);
+      // Queued in slices, each visible at once (these inputs are committed: nothing to undo), a turn between.
+      const work = job.work;
+      const budget = new TurnBudget(context.yieldAfterMs);
+      for (let at = 0; at < emails.length; at += SLICE_CHECK_EVERY) {
+        if (budget.spent()) {
+          await budget.turn();
+          if (job.deleted || job.work !== work) return;
+        }
+        const staged = work.stage(from, emails, restored);
+        staged.push(at, Math.min(emails.length, at + SLICE_CHECK_EVERY));
+        staged.commit();
+        context.ready(job);
+      }
       job.loadedUpTo = from + count;
       if (job.restored !== null && job.loadedUpTo >= job.restored.upTo) job.restored = null;
       if (job.work.copies.length > 0) context.scheduleFlush(job);

@@ -36,6 +36,29 @@ export function domainKey(email: string): string {
 
 const COMPACT_AT = 65_536;
 
+/** The addresses of one domain in a staged add, in input order. */
+interface Group {
+  /** Indices into the add's addresses. */
+  readonly indices: number[];
+  /** How many of them {@link StagedAdd.spill} moved to the queue's hidden tail. */
+  spilled: number;
+}
+
+/** An add being built in slices: see {@link JobWork.stage}. */
+export interface StagedAdd {
+  /** Stages the add's addresses `from` to `to - 1`, at positions `first + from` and on. */
+  push(from: number, to: number): void;
+  /**
+   * Moves up to `limit` staged addresses, by domain, to the end of the queue, where `take` does not see them yet;
+   * returns true when none is left. Optional: `commit` moves the rest, but spilling in slices first keeps it short.
+   */
+  spill(limit: number): boolean;
+  /** Makes everything staged visible at once: queued by domain, duplicates following their first position. */
+  commit(): void;
+  /** Forgets everything staged (the index forgets the addresses this add saw first). Idempotent. */
+  abort(): void;
+}
+
 /** What a durable store says about the positions of a recovered job (see {@link JobWork.add}). */
 export interface RestoredPositions {
   /** True when the position has a stored final result. */
@@ -51,11 +74,12 @@ export interface RestoredPositions {
  */
 export class JobWork {
   readonly #cap: number;
-  // Main queue, three parallel columns from `#head`.
+  // Main queue, three parallel columns from `#head` to `#visible`; past it, a staged add being spilled.
   #positions: number[] = [];
   #emails: string[] = [];
   #keys: string[] = [];
   #head = 0;
+  #visible = 0;
   readonly #parked = new Map<string, Parked>();
   readonly #readyParked = new Deque<string>();
   readonly #inFlight = new Map<string, number>();
@@ -74,7 +98,7 @@ export class JobWork {
 
   /** Tasks in the main queue (not counting domains parked at their cap and retries). */
   get queued(): number {
-    return this.#positions.length - this.#head;
+    return this.#visible - this.#head;
   }
 
   /**
@@ -83,42 +107,109 @@ export class JobWork {
    * duplicates), and positions waiting for a greylisting retry are not queued either (the retry queues them).
    */
   add(emails: readonly string[], first: number, restored?: RestoredPositions): void {
-    this.#ensureBits(first + emails.length);
-    const groups = new Map<string, number[]>();
-    for (let i = 0; i < emails.length; i++) {
-      const email = emails[i]!;
-      const position = first + i;
-      const seen = this.#seen.get(email);
-      if (seen !== undefined) {
-        if (restored?.isFinal(position)) continue; // its copy of the result was stored already
-        if (this.#isFinal(seen)) this.copies.push(seen, position);
-        else {
-          const followers = this.#followers.get(seen);
-          if (followers === undefined) this.#followers.set(seen, [position]);
-          else followers.push(position);
+    const staged = this.stage(first, emails, restored);
+    staged.push(0, emails.length);
+    staged.commit();
+  }
+
+  /**
+   * Starts an add of `emails` (trimmed) at positions `first`, `first + 1`, ... that is built in slices ({@link
+   * StagedAdd.push}, with event-loop turns between them) and becomes visible at once ({@link StagedAdd.commit}):
+   * until then `take` hands out none of it, `settle` returns none of its positions as followers and `copies` gets
+   * none of them, so that {@link StagedAdd.abort} can undo it whole. One add is staged at a time per job (the
+   * manager serialises adds); `restored` as for {@link JobWork.add}. `emails` must not change meanwhile.
+   */
+  stage(first: number, emails: readonly string[], restored?: RestoredPositions): StagedAdd {
+    const groups = new Map<string, Group>();
+    /** `[first position, duplicate position, ...]`: resolved at commit (a copy or a follower). */
+    const pairs: number[] = [];
+    /** Addresses this add put into the index first (forgotten by `abort`). */
+    const claimed: string[] = [];
+    /** Restored positions that are final already. */
+    const finals: number[] = [];
+    let open = true;
+    let end = first;
+    const seen = this.#seen;
+    return {
+      push: (from, to) => {
+        if (!open) throw new Error('the staged add is committed or aborted');
+        end = Math.max(end, first + to);
+        for (let i = from; i < to; i++) {
+          const email = emails[i]!;
+          const position = first + i;
+          const earlier = seen.claim(email, position);
+          if (earlier !== undefined) {
+            if (restored?.isFinal(position)) continue; // its copy of the result was stored already
+            pairs.push(earlier, position);
+            continue;
+          }
+          claimed.push(email);
+          if (restored !== undefined) {
+            if (restored.isFinal(position)) {
+              finals.push(position);
+              continue;
+            }
+            if (restored.isWaiting(position)) continue;
+          }
+          const key = domainKey(email);
+          const group = groups.get(key);
+          if (group === undefined) groups.set(key, { indices: [i], spilled: 0 });
+          else group.indices.push(i);
         }
-        continue;
-      }
-      this.#seen.set(email, position);
-      if (restored !== undefined) {
-        if (restored.isFinal(position)) {
-          this.#final[position >>> 3]! |= 1 << (position & 7);
-          continue;
+      },
+      spill: (limit) => {
+        if (!open) throw new Error('the staged add is committed or aborted');
+        let moved = 0;
+        for (const [key, group] of groups) {
+          const indices = group.indices;
+          while (group.spilled < indices.length && moved < limit) {
+            const i = indices[group.spilled]!;
+            this.#positions.push(first + i);
+            this.#emails.push(emails[i]!);
+            this.#keys.push(key);
+            group.spilled++;
+            moved++;
+          }
+          if (moved === limit) return false;
+          groups.delete(key);
         }
-        if (restored.isWaiting(position)) continue;
-      }
-      const key = domainKey(email);
-      const group = groups.get(key);
-      if (group === undefined) groups.set(key, [i]);
-      else group.push(i);
-    }
-    for (const [key, indices] of groups) {
-      for (const i of indices) {
-        this.#positions.push(first + i);
-        this.#emails.push(emails[i]!);
-        this.#keys.push(key);
-      }
-    }
+        return true;
+      },
+      commit: () => {
+        if (!open) throw new Error('the staged add is committed or aborted');
+        open = false;
+        this.#ensureBits(end);
+        for (const position of finals) this.#final[position >>> 3]! |= 1 << (position & 7);
+        for (let k = 0; k < pairs.length; k += 2) {
+          const earlier = pairs[k]!;
+          const position = pairs[k + 1]!;
+          if (this.#isFinal(earlier)) this.copies.push(earlier, position);
+          else {
+            const followers = this.#followers.get(earlier);
+            if (followers === undefined) this.#followers.set(earlier, [position]);
+            else followers.push(position);
+          }
+        }
+        for (const [key, group] of groups) {
+          for (let k = group.spilled; k < group.indices.length; k++) {
+            const i = group.indices[k]!;
+            this.#positions.push(first + i);
+            this.#emails.push(emails[i]!);
+            this.#keys.push(key);
+          }
+        }
+        this.#visible = this.#positions.length;
+      },
+      abort: () => {
+        if (!open) return;
+        open = false;
+        for (const email of claimed) seen.delete(email);
+        // What was spilled past the visible queue goes (nothing else appends to it while an add is staged).
+        this.#positions.length = this.#visible;
+        this.#emails.length = this.#visible;
+        this.#keys.length = this.#visible;
+      },
+    };
   }
 
   /** The next task whose domain is under its cap, or `undefined` when there is none now. */
@@ -148,7 +239,7 @@ export class JobWork {
       }
       return task;
     }
-    while (this.#head < this.#positions.length) {
+    while (this.#head < this.#visible) {
       const i = this.#head++;
       const key = this.#keys[i]!;
       const position = this.#positions[i]!;
@@ -186,7 +277,7 @@ export class JobWork {
    * domains at their cap). False when all that is left waits for a domain's `release`.
    */
   get hasWork(): boolean {
-    return this.#readyParked.length > 0 || this.#head < this.#positions.length;
+    return this.#readyParked.length > 0 || this.#head < this.#visible;
   }
 
   /**
@@ -248,12 +339,14 @@ export class JobWork {
     this.#emails = [];
     this.#keys = [];
     this.#head = 0;
+    this.#visible = 0;
   }
 
   #compactMain(): void {
     this.#positions = this.#positions.slice(this.#head);
     this.#emails = this.#emails.slice(this.#head);
     this.#keys = this.#keys.slice(this.#head);
+    this.#visible -= this.#head;
     this.#head = 0;
   }
 }

@@ -6,12 +6,13 @@ import { checkGreylistDelays } from '../bulk/options.js';
 import { unstorableText } from '../bulk/storable.js';
 import type { Job, SourceRowsInput } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
+import { nextTurn } from '../turn.js';
 import { readJsonBody } from './body.js';
-import { reserveBytes } from './byte-quota.js';
+import { requestBytesInSlices, reserveBytes } from './byte-quota.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { JOBS_PAGE } from './limits.js';
-import { type ListFormat, listFormatOf, readAddressList } from './list-body.js';
+import { LIST_SLICE_MS, type ListFormat, listFormatOf, readAddressList } from './list-body.js';
 import { integerListParam, integerParam, queryParam } from './params.js';
 import { emptyResponse } from './response.js';
 import { requestedWebhook } from './webhooks.js';
@@ -170,7 +171,8 @@ async function listCreateRequest(context: Context, format: ListFormat): Promise<
 }
 
 /**
- * Hands `emails` (and their CSV rows) to the job in batches of {@link LIST_BATCH}; an error says how many were
+ * Hands `emails` (and their CSV rows) to the job in batches of {@link LIST_BATCH}, an event-loop turn between
+ * two (the manager slices each batch further when it takes long); an error says how many were
  * added before it (a header that differs from the job's fails the first batch: nothing is added).
  */
 async function addInBatches(
@@ -181,6 +183,8 @@ async function addInBatches(
 ): Promise<Job | undefined> {
   let job: Job | undefined;
   for (let from = 0; from < emails.length; from += LIST_BATCH) {
+    // Each batch after a turn of the event loop: a list of a million addresses does not hold the server.
+    if (from > 0) await nextTurn();
     const rows =
       source === undefined ? {} : { source: { ...source, rows: source.rows.slice(from, from + LIST_BATCH) } };
     try {
@@ -211,7 +215,7 @@ export const createJob: Operation = async (context) => {
   const fields =
     format === undefined ? await jsonCreateRequest(context) : await listCreateRequest(context, format);
   await checkAddressQuota(context, fields.emails?.length ?? 0);
-  const release = reserveBytes(context, fields);
+  const release = reserveBytes(context, fields, await requestBytesInSlices(fields, LIST_SLICE_MS));
   try {
     return await createRequested(context, fields, format !== undefined && fields.emails !== undefined);
   } finally {
@@ -285,7 +289,8 @@ export const addEmails: Operation = async (context) => {
       },
     );
     await checkAddressQuota(context, emails.length);
-    const release = reserveBytes(context, { emails, source });
+    const counted = await requestBytesInSlices({ emails, source }, LIST_SLICE_MS);
+    const release = reserveBytes(context, { emails, source }, counted);
     try {
       const job =
         (await addInBatches(context, jobId(context), emails, source)) ??

@@ -6,6 +6,7 @@
 import { addressBytes, inputBytes, textBytes } from '../bulk/held-bytes.js';
 import { encodedRowLength } from '../bulk/source.js';
 import type { SourceRowsInput } from '../bulk/types.js';
+import { TurnBudget } from '../turn.js';
 import type { Context } from './context.js';
 import { HttpError } from './errors.js';
 
@@ -26,16 +27,42 @@ export function requestBytes(request: HeldRequest): number {
   return bytes;
 }
 
+/** Addresses counted at once by {@link requestBytesInSlices} between two looks at the clock. */
+const COUNT_SLICE = 16_384;
+
+/**
+ * {@link requestBytes} of an uploaded list (up to millions of addresses and rows), counted a slice at a time with
+ * an event-loop turn whenever `sliceMs` passed without one.
+ */
+export async function requestBytesInSlices(request: HeldRequest, sliceMs: number): Promise<number> {
+  const emails = request.emails ?? [];
+  const rows = request.source?.rows;
+  const budget = new TurnBudget(sliceMs);
+  let bytes = requestBytes({ emails: [], name: request.name });
+  for (let from = 0; from < emails.length; from += COUNT_SLICE) {
+    if (from > 0 && budget.spent()) await budget.turn();
+    const to = Math.min(emails.length, from + COUNT_SLICE);
+    bytes += requestBytes({
+      emails: emails.slice(from, to),
+      ...(rows === undefined ? {} : { source: { ...request.source!, rows: rows.slice(from, to) } }),
+    });
+  }
+  return bytes;
+}
+
 /**
  * Throws `limit_exceeded` when `request` would take the tenant's jobs past `maxBytesPerKey`, or all jobs past
  * `maxBytesHeld`, counting what the job manager holds and what requests in progress reserved; the message names the
  * limit, what is held and what the request adds. Otherwise reserves the request's bytes and returns the function
  * that frees them, to call when the request ends. A manager that does not count what its jobs hold (no
- * `heldBytes`) is not checked.
+ * `heldBytes`) is not checked. `adding` is the request's bytes when counted already ({@link requestBytesInSlices}).
  */
-export function reserveBytes(context: Context, request: HeldRequest): () => void {
+export function reserveBytes(
+  context: Context,
+  request: HeldRequest,
+  adding: number = requestBytes(request),
+): () => void {
   const { jobs, limits, reservedBytes } = context.services;
-  const adding = requestBytes(request);
   if (jobs.heldBytes === undefined || adding === 0) return () => undefined;
   const tenant = context.tenant ?? '';
   const held = jobs.heldBytes(context.tenant === undefined ? {} : { owner: context.tenant });

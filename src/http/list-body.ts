@@ -9,7 +9,14 @@ import { sourceColumnsProblem, sourceRowProblem } from '../bulk/source.js';
 import { unstorableText } from '../bulk/storable.js';
 import type { SourceRowsInput } from '../bulk/types.js';
 import { InputError, openInput } from '../io/input.js';
+import { SLICE_CHECK_EVERY, TurnBudget } from '../turn.js';
 import { HttpError } from './errors.js';
+
+/**
+ * The longest stretch of work on a list body without an event-loop turn, in milliseconds: a list of a million
+ * addresses is read in slices, so that other requests are served while it is read.
+ */
+export const LIST_SLICE_MS = 5;
 
 /** The list formats a bulk request body may have, besides JSON. */
 export type ListFormat = 'text' | 'csv';
@@ -99,7 +106,10 @@ export async function readAddressList(
       const problem = sourceColumnsProblem(shape.columns);
       if (problem !== undefined) throw new HttpError('invalid_request', `the CSV header ${problem}`);
     }
+    const budget = new TurnBudget(LIST_SLICE_MS);
+    let read = 0;
     for await (const record of opened.records) {
+      if (++read % SLICE_CHECK_EVERY === 0 && budget.spent()) await budget.turn();
       if (record.error !== null) throw new HttpError('invalid_request', record.error);
       if (emails.length === limits.maxEmails) {
         throw new HttpError('payload_too_large', `at most ${limits.maxEmails} addresses per list`);

@@ -7,6 +7,7 @@ import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord, ResultCommit, StoredRetry } from '../bulk/types.js';
 import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
+import { TurnBudget } from '../turn.js';
 import { type ApiKeyHolder, sqlApiKeys } from './api-keys.js';
 import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
@@ -28,6 +29,8 @@ export interface SqlStoreOptions {
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const UNFINISHED = `status IN ('queued', 'processing')`;
+/** The longest stretch of `putInputs` work without an event-loop turn, in milliseconds. */
+const INPUT_SLICE_MS = 5;
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
 
@@ -239,7 +242,11 @@ export async function openSqlStore(
             sourceColumn(record),
           ]);
         }
+        // A turn of the event loop between chunks once a slice's time is spent: PGlite runs each statement on
+        // this thread, and a large add must not hold it from start to commit.
+        const budget = new TurnBudget(INPUT_SLICE_MS);
         for (let at = 0; at < emails.length; at += INPUT_CHUNK) {
+          if (at > 0 && budget.spent()) await budget.turn();
           await client.query(
             `${insertInputsSql(s, true)} ON CONFLICT DO NOTHING`,
             inputChunk(record.id, first, at, emails, rows),

@@ -36,3 +36,45 @@ describe('hashedSeenIndex', () => {
     );
   });
 });
+
+describe('claim and delete', () => {
+  it('claim answers the first position or records this one; delete forgets exactly one address (both indexes)', () => {
+    for (const index of [exactSeenIndex(), hashedSeenIndex()]) {
+      const emails = Array.from({ length: 5000 }, (_, i) => `user${i}@d${i % 13}.example`);
+      for (const [i, email] of emails.entries()) expect(index.claim(email, i)).toBeUndefined();
+      for (const [i, email] of emails.entries()) expect(index.claim(email, i + 10_000)).toBe(i);
+      // Deleting every third address (backward shifts through the hashed table's clusters) keeps the others.
+      for (let i = 0; i < emails.length; i += 3) index.delete(emails[i]!);
+      index.delete('never@seen.example');
+      for (const [i, email] of emails.entries()) expect(index.get(email)).toBe(i % 3 === 0 ? undefined : i);
+      expect(index.claim(emails[0]!, 77)).toBeUndefined();
+      expect(index.get(emails[0]!)).toBe(77);
+    }
+  });
+
+  it('deletes as a Map does under any sequence of claims and deletes (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 60 })), { maxLength: 400 }),
+        (steps) => {
+          const hashed = hashedSeenIndex();
+          const exact = new Map<string, number>();
+          for (const [i, [claim, n]] of steps.entries()) {
+            const email = `a${n}@x.example`;
+            if (claim) {
+              const had = exact.get(email);
+              if (had === undefined) exact.set(email, i);
+              expect(hashed.claim(email, i)).toBe(had);
+            } else {
+              exact.delete(email);
+              hashed.delete(email);
+            }
+          }
+          for (let n = 0; n <= 60; n++)
+            expect(hashed.get(`a${n}@x.example`)).toBe(exact.get(`a${n}@x.example`));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -117,3 +117,41 @@ describe('Deque', () => {
     );
   });
 });
+
+describe('JobWork.stage', () => {
+  it('hands out nothing staged before commit; commit queues it by domain with duplicates following', () => {
+    const work = new JobWork(4);
+    work.add(['a@x.example'], 0);
+    const emails = ['b@y.example', 'c@x.example', 'a@x.example', 'b@y.example'];
+    const staged = work.stage(1, emails);
+    staged.push(0, 2);
+    expect(work.take()?.email).toBe('a@x.example');
+    expect(work.take()).toBeUndefined(); // the staged part is not visible yet
+    expect(work.settle(0)).toBeUndefined(); // and position 3 (a repeat of 0) is no follower yet
+    staged.push(2, 4);
+    expect(staged.spill(1)).toBe(false); // b@y.example moves to the hidden tail of the queue
+    expect(work.take()).toBeUndefined();
+    expect(work.queued).toBe(0);
+    staged.commit();
+    // Position 3 repeats position 0, final by now: a copy; position 4 repeats position 1: a follower.
+    expect(work.copies).toEqual([0, 3]);
+    expect([work.take()?.position, work.take()?.position]).toEqual([1, 2]);
+    expect(work.settle(1)).toEqual([4]);
+  });
+
+  it('abort forgets what the add saw first, so that a later add of the same addresses queues them', () => {
+    const work = new JobWork(4);
+    work.add(['a@x.example'], 0);
+    const staged = work.stage(1, ['a@x.example', 'b@x.example']);
+    staged.push(0, 2);
+    expect(staged.spill(5)).toBe(true);
+    staged.abort();
+    staged.abort(); // idempotent
+    expect(() => staged.commit()).toThrow(/committed or aborted/);
+    work.add(['b@x.example', 'a@x.example'], 1);
+    expect(work.take()?.email).toBe('a@x.example');
+    expect(work.take()).toMatchObject({ position: 1, email: 'b@x.example' });
+    expect(work.take()).toBeUndefined(); // position 2 follows position 0
+    expect(work.settle(0)).toEqual([2]);
+  });
+});

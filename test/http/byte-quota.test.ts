@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
-import { requestBytes } from '../../src/http/byte-quota.js';
+import { requestBytes, requestBytesInSlices } from '../../src/http/byte-quota.js';
 import { ByteReservations } from '../../src/http/byte-reservations.js';
 import { createHandler } from '../../src/http/handler.js';
 import { defaultMaxBytesHeld, defaultMaxBytesPerKey, resolveLimits } from '../../src/http/limits.js';
@@ -150,5 +150,21 @@ describe('byte budget defaults', () => {
     expect(() => resolveLimits({ maxBytesHeld: 1.5 })).toThrow(
       'limits.maxBytesHeld must be a positive integer',
     );
+  });
+});
+
+describe('requestBytesInSlices', () => {
+  it('counts a large list as requestBytes does, with rows or without, across its slices', async () => {
+    const emails = Array.from({ length: 40_000 }, (_, i) => `user${i}@d${i % 7}.example`);
+    const rows = emails.map((email, i) => [email, `note, "${i}"`, 'ünïcode']);
+    const source = { columns: ['email', 'note', 'more'], emailColumn: 0, rows };
+    for (const request of [
+      { emails, name: 'n' },
+      { emails, source },
+      { emails: [] },
+      { emails: undefined },
+    ]) {
+      expect(await requestBytesInSlices(request, 1)).toBe(requestBytes(request));
+    }
   });
 });
