@@ -5,6 +5,9 @@
 
 import { BulkJobManager } from '../bulk/manager.js';
 import type { BulkJobManagerApi } from '../bulk/types.js';
+import type { LimitStore, UsageStore } from '../bulk/usage.js';
+import { memoryUsageStore } from '../bulk/usage-memory.js';
+import { createUsageMeter, type UsageMeter } from '../bulk/usage-meter.js';
 import { OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import { createVerifier, type Verifier } from '../verifier.js';
@@ -16,6 +19,7 @@ import type { Context, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
+import { keyRateOf, takeKeyRequest } from './key-limits.js';
 import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
@@ -28,6 +32,7 @@ import { emptyResponse, jsonTextResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
 import { type OperationId, queryNamesOf, ROUTES } from './routes.js';
+import { getUsage } from './usage-route.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
 import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
@@ -85,6 +90,78 @@ export interface HandlerOptions {
    * logs and HTTP metrics come from. @default none
    */
   readonly onRequest?: RequestObserver;
+  /**
+   * Usage metering and the counters of keys' own limits (`Principal.requestsPerSecond`, `addressesPerDay`); see
+   * {@link HttpUsageOptions}. @default usage and limits counted in this process
+   */
+  readonly usage?: HttpUsageOptions;
+}
+
+/**
+ * Where `createHandler` counts usage (`GET /v1/usage`) and keys' own limits. Give the job store (`pgliteStore()`,
+ * `postgresStore()`) as `store` and `limits` so that every API node counts the same numbers, or a Redis
+ * `redisLimits()` as `limits` on a worker fleet.
+ */
+export interface HttpUsageOptions {
+  /** Where usage counts are written and read. @default an in-memory store (this process only) */
+  readonly store?: UsageStore;
+  /**
+   * The meter that counts single verifications (and, given to the `BulkJobManager` as `usage`, bulk addresses).
+   * When given, the caller owns it and it must write to `store`. @default a meter on `store`, closed by `close()`
+   */
+  readonly meter?: UsageMeter;
+  /** The counters of keys' daily quotas and request rates. @default in this process */
+  readonly limits?: LimitStore;
+  /** Milliseconds between the writes of the meter the handler makes (1-3600000). @default 1000 */
+  readonly flushMs?: number;
+}
+
+const USAGE_OPTIONS = new Set(['store', 'meter', 'limits', 'flushMs']);
+
+/** The usage store, meter and limit counters of `options` (validated), and whether the handler owns the meter. */
+function usageOf(
+  options: HttpUsageOptions | undefined,
+  clock: (() => number) | undefined,
+): { store: UsageStore; meter: UsageMeter; limits: LimitStore; ownMeter: boolean } {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new OptionsError('usage', 'must be an object');
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (!USAGE_OPTIONS.has(key)) throw new OptionsError(`usage.${key}`, 'is not a known option');
+  }
+  const memory =
+    options?.store === undefined || options.limits === undefined ? memoryUsageStore() : undefined;
+  const store = options?.store ?? (memory as UsageStore);
+  if (typeof store.readUsage !== 'function' || typeof store.addUsage !== 'function') {
+    throw new OptionsError('usage.store', 'must have addUsage() and readUsage() methods');
+  }
+  const limits = options?.limits ?? (memory as LimitStore);
+  for (const method of ['reserveQuota', 'releaseQuota', 'quotaUsed', 'takeToken'] as const) {
+    if (typeof limits[method] !== 'function')
+      throw new OptionsError('usage.limits', `must have a ${method}() method`);
+  }
+  if (options?.meter !== undefined) {
+    if (options.flushMs !== undefined)
+      throw new OptionsError('usage.flushMs', 'cannot be combined with meter');
+    if (typeof options.meter.count !== 'function' || typeof options.meter.flush !== 'function') {
+      throw new OptionsError('usage.meter', 'must have count() and flush() methods');
+    }
+    return { store, meter: options.meter, limits, ownMeter: false };
+  }
+  const meter = createUsageMeter({
+    store,
+    ...(options?.flushMs === undefined ? {} : { flushMs: options.flushMs }),
+    ...(clock === undefined
+      ? {}
+      : {
+          clock: {
+            now: clock,
+            setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
+            clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+          },
+        }),
+  });
+  return { store, meter, limits, ownMeter: true };
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -112,6 +189,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   jobEvents,
   listWebhookDeliveries,
   getDiagnostics,
+  getUsage,
 };
 
 const KNOWN_OPTIONS = new Set([
@@ -129,6 +207,7 @@ const KNOWN_OPTIONS = new Set([
   'heartbeatMs',
   'diagnostics',
   'onRequest',
+  'usage',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -213,7 +292,9 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const ownVerifier: Verifier | undefined =
     options.verifier === undefined ? createVerifier(options.verifierOptions) : undefined;
   const verifier = options.verifier ?? (ownVerifier as Verifier);
-  const ownJobs = options.jobs === undefined ? new BulkJobManager({ verifier }) : undefined;
+  const usage = usageOf(options.usage, options.clock);
+  const ownJobs =
+    options.jobs === undefined ? new BulkJobManager({ verifier, usage: usage.meter }) : undefined;
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   if (!Number.isInteger(heartbeatMs) || heartbeatMs < 1 || heartbeatMs > 3_600_000) {
     throw new OptionsError('heartbeatMs', 'must be an integer 1-3600000');
@@ -233,6 +314,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     webhooks,
     heartbeatMs,
     diagnostics,
+    usage: { meter: usage.meter, store: usage.store },
+    keyLimits: { store: usage.limits, clock: options.clock ?? Date.now },
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
@@ -283,7 +366,17 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           seen.tenant = tenant;
           seen.keyId = principal.keyId;
         }
-        if (limiting) {
+        const keyRate = keyRateOf(principal);
+        if (keyRate !== undefined) {
+          // The key's own rate, counted where every API node counts it, replaces the handler's limit.
+          const decision = await takeKeyRequest(services.keyLimits, principal, keyRate);
+          headers = { ...headers, ...decision.headers };
+          if (!decision.allowed) {
+            throw new HttpError('rate_limited', undefined, {
+              headers: { 'retry-after': String(decision.retryAfter) },
+            });
+          }
+        } else if (limiting) {
           const decision = limiter.take(tenant);
           headers = { ...headers, ...decision.headers };
           if (!decision.allowed) {
@@ -362,6 +455,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       if (closed) return;
       closed = true;
       await ownJobs?.close();
+      if (usage.ownMeter) await usage.meter.close().catch(() => undefined);
       await webhooks?.close();
       await ownVerifier?.dispose();
     },

@@ -5,6 +5,7 @@
  */
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
+import { dayOf } from '../bulk/usage.js';
 import { STATUSES, type Status } from '../result.js';
 import type { WebhookEventType } from '../webhooks/log.js';
 import type { SqlClient, SqlDriver } from './driver.js';
@@ -18,6 +19,7 @@ import {
   sourceColumn,
   texts,
 } from './rows.js';
+import { insertUsage } from './usage-sql.js';
 
 /** The fleet's part of the SQL store: the methods of {@link FleetJobStore} that the durable store lacks. */
 export type FleetOperations = Pick<
@@ -215,8 +217,28 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
                string_to_array($4, E'\\n')) ON CONFLICT DO NOTHING RETURNING status`,
             [id, list, results.map((result) => result.status).join(','), texts(results).join('\n')],
           );
-          for (const row of inserted) counts[row.status as Status]++;
+          const added: Partial<Record<Status, number>> = {};
+          for (const row of inserted) {
+            counts[row.status as Status]++;
+            added[row.status as Status] = (added[row.status as Status] ?? 0) + 1;
+          }
           written = inserted.length;
+          // Usage of the job's owner: counted in the same commit as the results, so exactly once.
+          if (before.owner !== null) {
+            const day = dayOf(now);
+            const tenant = before.owner;
+            await insertUsage(
+              client,
+              s,
+              Object.entries(added).map(([status, count]) => ({
+                tenant,
+                day,
+                kind: 'bulk' as const,
+                status: status as Status,
+                count,
+              })),
+            );
+          }
           await client.query(
             `DELETE FROM ${s}.retries WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
             [id, list],

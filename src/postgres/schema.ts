@@ -76,6 +76,28 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE {s}.inputs ADD COLUMN source_rows text[];`,
   // 4: the webhook ({ url, events }) of a fleet job, so that any API node can deliver its events.
   `ALTER TABLE {s}.jobs ADD COLUMN webhook jsonb;`,
+  // 5: usage per tenant, UTC day (YYYY-MM-DD), kind (single, bulk) and status; each key's daily quota used; each
+  // key's request-rate bucket (tokens, and when they were counted), shared by every API node.
+  `CREATE TABLE {s}.usage (
+     tenant text NOT NULL,
+     day text NOT NULL,
+     kind text NOT NULL,
+     status text NOT NULL,
+     count bigint NOT NULL,
+     PRIMARY KEY (tenant, day, kind, status)
+   );
+   CREATE TABLE {s}.quota (
+     key text NOT NULL,
+     day text NOT NULL,
+     used bigint NOT NULL,
+     PRIMARY KEY (key, day)
+   );
+   CREATE TABLE {s}.rate_buckets (
+     key text PRIMARY KEY,
+     tokens double precision NOT NULL,
+     updated_at bigint NOT NULL,
+     allowed boolean NOT NULL
+   );`,
 ];
 
 /** The schema version this code writes. */

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord, ResultCommit, StoredRetry } from '../bulk/types.js';
+import type { LimitStore, UsageStore } from '../bulk/usage.js';
 import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import { findDamage } from './damage.js';
@@ -12,6 +13,7 @@ import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
+import { usageOperations } from './usage-sql.js';
 
 /** Options shared by both drivers. */
 export interface SqlStoreOptions {
@@ -29,6 +31,9 @@ const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const UNFINISHED = `status IN ('queued', 'processing')`;
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
+
+/** The SQL job store: jobs (durable, and of a worker fleet), usage counts and the fleet's limit counters. */
+export type SqlJobStore = FleetJobStore & UsageStore & LimitStore;
 
 /** Thrown when another store instance holds the job's lease (code `lease_lost`). */
 export class LeaseLostError extends MailvetError {
@@ -73,7 +78,7 @@ export async function openSqlStore(
      */
     readonly checkDamage: boolean;
   },
-): Promise<FleetJobStore> {
+): Promise<SqlJobStore> {
   const s = options.schema;
   await migrate(driver, s);
   if (options.exclusive) {
@@ -219,6 +224,7 @@ export async function openSqlStore(
     leaseMs,
     damage,
     ...fleetOperations(driver, s),
+    ...usageOperations(driver, s),
 
     async saveJob(record) {
       await saveRecord(driver, record);
