@@ -148,9 +148,13 @@ function usageOf(
     }
     return { store, meter: options.meter, limits, ownMeter: false };
   }
+  const flushMs = options?.flushMs;
+  if (flushMs !== undefined && (!Number.isInteger(flushMs) || flushMs < 1 || flushMs > 3_600_000)) {
+    throw new OptionsError('usage.flushMs', 'must be an integer 1-3600000');
+  }
   const meter = createUsageMeter({
     store,
-    ...(options?.flushMs === undefined ? {} : { flushMs: options.flushMs }),
+    ...(flushMs === undefined ? {} : { flushMs }),
     ...(clock === undefined
       ? {}
       : {
