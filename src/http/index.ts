@@ -31,7 +31,8 @@ export {
   type HttpLogger,
 } from './errors.js';
 export { DEFAULT_HEARTBEAT_MS, type JobStreamEvent } from './events-route.js';
-export { createHandler, type Handler, type HandlerOptions } from './handler.js';
+export { createHandler, type Handler, type HandlerOptions, type HttpUsageOptions } from './handler.js';
+export { KEY_BURST_SECONDS } from './key-limits.js';
 export {
   DEFAULT_LIMITS,
   defaultMaxAddressesPerKey,
@@ -65,6 +66,7 @@ export type { RequestObserver, RequestRecord } from './request-record.js';
 export type { Method } from './router.js';
 export { type OperationId, type ParameterDoc, ROUTES, type Route, type SuccessDoc } from './routes.js';
 export type { Schema } from './schemas.js';
+export { USAGE_RANGE } from './usage-range.js';
 export { webhooksDoc } from './webhook-schemas.js';
 export type { HttpWebhookOptions, WebhookKeyOptions } from './webhooks.js';
 export { type WireJob, type WireResult, wireJob, wireResult, wireResultJson } from './wire.js';
