@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
  * does belongs here.
  */
 const INTEGRATION = [
-  'test/bullmq/{cleanup,connection,failure,fleet,health,outage,processes,redis-limits,webhooks}.test.ts',
+  'test/bullmq/{cleanup,connection,failure,fleet,health,outage,processes,redis-limits,usage,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
   'test/cli/{doctor,lazy-loading,serve,serve-webhooks,spawn,spawn-progress,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',
