@@ -57,7 +57,8 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
   }
   const clock = options.clock ?? SYSTEM_CLOCK;
   const onError = options.onError ?? (() => undefined);
-  let pending = new Map<string, UsageCount>();
+  /** Counts waiting for the next write, by tenant, day, kind and status; mutated in place (no object per count). */
+  let pending = new Map<string, { -readonly [K in keyof UsageCount]: UsageCount[K] }>();
   let timer: unknown;
   let writing: Promise<void> = Promise.resolve();
   let closed = false;
@@ -76,10 +77,18 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
     return day;
   }
 
-  function add(into: Map<string, UsageCount>, entry: UsageCount): void {
-    const key = `${entry.tenant}\u0000${entry.day}\u0000${entry.kind}\u0000${entry.status}`;
+  function add(
+    into: typeof pending,
+    tenant: string,
+    day: string,
+    kind: UsageKind,
+    status: Status,
+    count: number,
+  ): void {
+    const key = `${tenant}\u0000${day}\u0000${kind}\u0000${status}`;
     const held = into.get(key);
-    into.set(key, held === undefined ? entry : { ...held, count: held.count + entry.count });
+    if (held === undefined) into.set(key, { tenant, day, kind, status, count });
+    else held.count += count;
   }
 
   function schedule(): void {
@@ -103,7 +112,8 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
       try {
         await store.addUsage([...batch.values()]);
       } catch (error) {
-        for (const entry of batch.values()) add(pending, entry);
+        for (const entry of batch.values())
+          add(pending, entry.tenant, entry.day, entry.kind, entry.status, entry.count);
         schedule();
         throw error;
       }
@@ -116,7 +126,7 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
   return {
     count(tenant, kind, status, count = 1) {
       if (count <= 0) return;
-      add(pending, { tenant, day: dayNow(), kind, status, count });
+      add(pending, tenant, dayNow(), kind, status, count);
       schedule();
     },
     flush,
