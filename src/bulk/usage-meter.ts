@@ -5,8 +5,15 @@
  */
 import type { Clock } from '../clock.js';
 import { OptionsError } from '../errors.js';
-import type { Status } from '../result.js';
-import { dayOf, msUntilNextDay, type UsageCount, type UsageKind, type UsageStore } from './usage.js';
+import { STATUSES, type Status } from '../result.js';
+import {
+  dayOf,
+  msUntilNextDay,
+  USAGE_KINDS,
+  type UsageCount,
+  type UsageKind,
+  type UsageStore,
+} from './usage.js';
 
 /** Options of {@link createUsageMeter}. */
 export interface UsageMeterOptions {
@@ -28,6 +35,33 @@ export interface UsageMeter {
   flush(): Promise<void>;
   /** Stops the timer and writes what is left. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Counts waiting for a write: UTC day → tenant → a slot per kind and status. */
+type Pending = Map<string, Map<string, number[]>>;
+
+/** The position of each status among a kind's slots. */
+const STATUS_INDEX = Object.fromEntries(STATUSES.map((status, index) => [status, index])) as Record<
+  Status,
+  number
+>;
+/** Slots per tenant and day: every kind times every status. */
+const SLOTS = USAGE_KINDS.length * STATUSES.length;
+
+/** The non-zero counters of `pending`. */
+function countsOf(pending: Pending): UsageCount[] {
+  const counts: UsageCount[] = [];
+  for (const [day, tenants] of pending) {
+    for (const [tenant, slots] of tenants) {
+      for (let slot = 0; slot < SLOTS; slot++) {
+        const count = slots[slot]!;
+        if (count === 0) continue;
+        const kind: UsageKind = slot < STATUSES.length ? 'single' : 'bulk';
+        counts.push({ tenant, day, kind, status: STATUSES[slot % STATUSES.length]!, count });
+      }
+    }
+  }
+  return counts;
 }
 
 /** The documented default of {@link UsageMeterOptions.flushMs}. */
@@ -57,8 +91,8 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
   }
   const clock = options.clock ?? SYSTEM_CLOCK;
   const onError = options.onError ?? (() => undefined);
-  /** Counts waiting for the next write, by tenant, day, kind and status; mutated in place (no object per count). */
-  let pending = new Map<string, { -readonly [K in keyof UsageCount]: UsageCount[K] }>();
+  /** Counts waiting for the next write: day → tenant → one slot per kind and status (no object per count). */
+  let pending: Pending = new Map();
   let timer: unknown;
   let writing: Promise<void> = Promise.resolve();
   let closed = false;
@@ -78,17 +112,24 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
   }
 
   function add(
-    into: typeof pending,
+    into: Pending,
     tenant: string,
     day: string,
     kind: UsageKind,
     status: Status,
     count: number,
   ): void {
-    const key = `${tenant}\u0000${day}\u0000${kind}\u0000${status}`;
-    const held = into.get(key);
-    if (held === undefined) into.set(key, { tenant, day, kind, status, count });
-    else held.count += count;
+    let tenants = into.get(day);
+    if (tenants === undefined) {
+      tenants = new Map();
+      into.set(day, tenants);
+    }
+    let slots = tenants.get(tenant);
+    if (slots === undefined) {
+      slots = new Array<number>(SLOTS).fill(0);
+      tenants.set(tenant, slots);
+    }
+    slots[(kind === 'single' ? 0 : STATUSES.length) + STATUS_INDEX[status]]! += count;
   }
 
   function schedule(): void {
@@ -110,9 +151,9 @@ export function createUsageMeter(options: UsageMeterOptions): UsageMeter {
       const batch = pending;
       pending = new Map();
       try {
-        await store.addUsage([...batch.values()]);
+        await store.addUsage(countsOf(batch));
       } catch (error) {
-        for (const entry of batch.values())
+        for (const entry of countsOf(batch))
           add(pending, entry.tenant, entry.day, entry.kind, entry.status, entry.count);
         schedule();
         throw error;
