@@ -23,10 +23,14 @@ export function keyRateOf(principal: Principal): number | undefined {
   return typeof rate === 'number' && rate > 0 && rate !== Number.POSITIVE_INFINITY ? rate : undefined;
 }
 
-/** The key's daily address quota, or `undefined` when it has none. */
+/**
+ * The key's daily address quota, or `undefined` when it has none (or `Infinity`). A fraction counts whole
+ * addresses; a value that is not a number of addresses (negative, NaN, not a number) fails closed: 0.
+ */
 export function keyQuotaOf(principal: Principal): number | undefined {
-  const quota = principal.addressesPerDay;
-  return typeof quota === 'number' && Number.isSafeInteger(quota) && quota >= 0 ? quota : undefined;
+  const quota: unknown = principal.addressesPerDay;
+  if (quota === undefined || quota === Number.POSITIVE_INFINITY) return undefined;
+  return typeof quota === 'number' && quota >= 0 ? Math.min(Math.floor(quota), Number.MAX_SAFE_INTEGER) : 0;
 }
 
 function unavailable(error: unknown): HttpError {

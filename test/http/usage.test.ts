@@ -11,6 +11,9 @@ const PRINCIPALS: Record<string, Principal> = {
   quota5: { tenant: 'tenant-q', keyId: 'k-q5', addressesPerDay: 5 },
   slow: { tenant: 'tenant-slow', keyId: 'k-slow', requestsPerSecond: 1 },
   zero: { tenant: 'tenant-zero', keyId: 'k-zero', addressesPerDay: 0 },
+  nan: { tenant: 'tenant-nan', keyId: 'k-nan', addressesPerDay: Number.NaN, requestsPerSecond: -5 },
+  fraction: { tenant: 'tenant-fraction', keyId: 'k-fraction', addressesPerDay: 1.9 },
+  text: { tenant: 'tenant-text', keyId: 'k-text', addressesPerDay: '10' as unknown as number },
 };
 
 function authenticate(request: Request): Principal | null {
@@ -214,6 +217,19 @@ describe('a key with a daily address quota', () => {
     expect(add.status).toBe(404);
     const usage = (await (await call(h, 'quota5', '/v1/usage')).json()) as { quota: { used: number } };
     expect(usage.quota.used).toBe(0);
+  });
+
+  it('fails closed on a quota that is not a number of addresses, and counts whole addresses of a fraction', async () => {
+    const h = handler();
+    for (const key of ['nan', 'text']) {
+      expect((await call(h, key, '/v1/verify?email=a@x.test')).status).toBe(429);
+    }
+    expect((await call(h, 'fraction', '/v1/verify?email=a@x.test')).status).toBe(200);
+    expect((await call(h, 'fraction', '/v1/verify?email=a@x.test')).status).toBe(429);
+    // A rate that is not a positive number leaves the handler's limit in force.
+    const answer = await call(h, 'nan', '/v1/usage');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('ratelimit-limit')).toBe('100');
   });
 
   it('with a quota of 0 refuses every address', async () => {
