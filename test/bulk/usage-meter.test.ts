@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { BulkJobManager } from '../../src/bulk/manager.js';
 import type { UsageCount, UsageStore } from '../../src/bulk/usage.js';
 import { dayOf, dayStart, msUntilNextDay } from '../../src/bulk/usage.js';
 import { memoryUsageStore } from '../../src/bulk/usage-memory.js';
 import { createUsageMeter } from '../../src/bulk/usage-meter.js';
-import { FakeClock } from './support.js';
+import { FakeClock, resultFor } from './support.js';
 
 /** A memory store that records each write, and fails the writes while `failing` is set. */
 function recordingStore(): UsageStore & { writes: UsageCount[][]; failing: boolean } {
@@ -101,5 +102,43 @@ describe('UTC days', () => {
     }
     expect(msUntilNextDay(Date.UTC(2026, 0, 1, 23, 59, 59))).toBe(1000);
     expect(msUntilNextDay(Date.UTC(2026, 0, 1))).toBe(86_400_000);
+  });
+});
+
+describe('BulkJobManager usage', () => {
+  it("counts every final result of an owner's job as bulk usage (duplicates too), none of a job without owner", async () => {
+    const store = memoryUsageStore();
+    const meter = createUsageMeter({ store, flushMs: 3_600_000 });
+    const jobs = new BulkJobManager({
+      verifier: { verify: async (email) => resultFor(email) },
+      usage: meter,
+    });
+    try {
+      const owned = await jobs.create({ owner: 't1', emails: ['a@x.test', 'bad@x.test', 'a@x.test'] });
+      const anonymous = await jobs.create({ emails: ['b@x.test'] });
+      for (const [id, access] of [
+        [owned.id, { owner: 't1' }],
+        [anonymous.id, {}],
+      ] as const) {
+        for await (const _ of jobs.stream(id, access)) {
+          // read to the end: the job is complete
+        }
+      }
+      await meter.flush();
+      const counts = await store.readUsage('t1', '1970-01-01', '2100-01-01');
+      expect(
+        Object.fromEntries(counts.map((count) => [`${count.kind} ${count.status}`, count.count])),
+      ).toEqual({
+        'bulk valid': 2,
+        'bulk invalid': 1,
+      });
+    } finally {
+      await jobs.close();
+      await meter.close();
+    }
+  });
+
+  it('names a usage option without the meter methods', () => {
+    expect(() => new BulkJobManager({ usage: {} as never })).toThrow(/usage must have a count\(\) method/);
   });
 });
