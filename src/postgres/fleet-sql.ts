@@ -5,7 +5,6 @@
  */
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
-import { dayOf } from '../bulk/usage.js';
 import { STATUSES, type Status } from '../result.js';
 import type { WebhookEventType } from '../webhooks/log.js';
 import type { SqlClient, SqlDriver } from './driver.js';
@@ -19,7 +18,7 @@ import {
   sourceColumn,
   texts,
 } from './rows.js';
-import { insertUsage } from './usage-sql.js';
+import { insertBulkUsage } from './usage-sql.js';
 
 /** The fleet's part of the SQL store: the methods of {@link FleetJobStore} that the durable store lacks. */
 export type FleetOperations = Pick<
@@ -224,21 +223,7 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
           }
           written = inserted.length;
           // Usage of the job's owner: counted in the same commit as the results, so exactly once.
-          if (before.owner !== null) {
-            const day = dayOf(now);
-            const tenant = before.owner;
-            await insertUsage(
-              client,
-              s,
-              Object.entries(added).map(([status, count]) => ({
-                tenant,
-                day,
-                kind: 'bulk' as const,
-                status: status as Status,
-                count,
-              })),
-            );
-          }
+          await insertBulkUsage(client, s, before.owner, now, added);
           await client.query(
             `DELETE FROM ${s}.retries WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
             [id, list],

@@ -4,7 +4,7 @@
  * whose row lock makes it atomic across API nodes.
  * @module
  */
-import type { LimitStore, UsageCount, UsageKind, UsageStore } from '../bulk/usage.js';
+import { dayOf, type LimitStore, type UsageCount, type UsageKind, type UsageStore } from '../bulk/usage.js';
 import type { Status } from '../result.js';
 import type { SqlClient } from './driver.js';
 import { num } from './rows.js';
@@ -36,6 +36,32 @@ export async function insertUsage(
       rows.map((row) => row.status),
       rows.map((row) => row.count),
     ],
+  );
+}
+
+/**
+ * Adds `added` (final results per status, just written) to `owner`'s bulk usage of the UTC day of `nowMs`, in the
+ * caller's transaction (a fleet's chunk commit). A job without owner counts for nobody.
+ */
+export async function insertBulkUsage(
+  client: SqlClient,
+  s: string,
+  owner: string | null,
+  nowMs: number,
+  added: Partial<Record<Status, number>>,
+): Promise<void> {
+  if (owner === null) return;
+  const day = dayOf(nowMs);
+  await insertUsage(
+    client,
+    s,
+    Object.entries(added).map(([status, count]) => ({
+      tenant: owner,
+      day,
+      kind: 'bulk' as const,
+      status: status as Status,
+      count,
+    })),
   );
 }
 
