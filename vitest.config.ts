@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
  * does belongs here.
  */
 const INTEGRATION = [
-  'test/bullmq/{cleanup,connection,failure,fleet,health,outage,processes,redis-limits,usage,webhooks}.test.ts',
+  'test/bullmq/{cleanup,connection,failure,fleet,health,outage,processes,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
   'test/cli/{doctor,lazy-loading,serve,serve-webhooks,spawn,spawn-progress,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',
@@ -15,7 +15,7 @@ const INTEGRATION = [
   'test/dns/{cached,hostile,node}.test.ts',
   'test/doctor/diagnose.test.ts',
   'test/e2e/**/*.test.ts',
-  'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota,usage-shared}.test.ts',
+  'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota}.test.ts',
   'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,stream-failure,timeout}.test.ts',
   'test/core-bundle.test.ts', // esbuild runs as a child process
   'test/package.test.ts',
@@ -23,6 +23,8 @@ const INTEGRATION = [
   'test/smtp/{desync,desync-fuzz,error-limits,hostile,mx-backoff,pipelined-quit,quit,session-limit}.test.ts',
   'test/smtp/{budgets,session-pipelining,session-smtp-server,stalled-mx,transports}.test.ts',
   'test/webhooks/{notifier,transport}.test.ts',
+  'test/bullmq/{redis-limits,usage}.test.ts', // usage and key limits on Redis and a fleet
+  'test/http/usage-shared.test.ts', // key limits of two API nodes on PGlite, PostgreSQL and Redis
 ];
 
 export default defineConfig({
