@@ -23,6 +23,8 @@ const INTEGRATION = [
   'test/smtp/{desync,desync-fuzz,error-limits,hostile,mx-backoff,pipelined-quit,quit,session-limit}.test.ts',
   'test/smtp/{budgets,session-pipelining,session-smtp-server,stalled-mx,transports}.test.ts',
   'test/webhooks/{notifier,transport}.test.ts',
+  'test/bullmq/{redis-limits,usage}.test.ts', // usage and key limits on Redis and a fleet
+  'test/http/usage-shared.test.ts', // key limits of two API nodes on PGlite, PostgreSQL and Redis
 ];
 
 export default defineConfig({

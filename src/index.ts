@@ -73,6 +73,23 @@ export {
   type StoreHealth,
   type StreamOptions,
 } from './bulk/types.js';
+export {
+  dayOf,
+  type LimitStore,
+  type QuotaAnswer,
+  type TokenAnswer,
+  USAGE_KINDS,
+  type UsageCount,
+  type UsageKind,
+  type UsageStore,
+} from './bulk/usage.js';
+export { type MemoryUsageOptions, memoryUsageStore } from './bulk/usage-memory.js';
+export {
+  createUsageMeter,
+  DEFAULT_USAGE_FLUSH_MS,
+  type UsageMeter,
+  type UsageMeterOptions,
+} from './bulk/usage-meter.js';
 export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';
 export { createCheckState } from './checks/state.js';
 export {

@@ -89,6 +89,11 @@ export class LocalEngine implements JobEngine {
       emit: (event, job) => this.#life.emit(event, job),
       wake: (job) => this.#life.wake(job),
       ready: (job) => this.#ready(job),
+      counted: (job, results) => {
+        const usage = options.usage;
+        if (usage === undefined || job.owner === null) return;
+        for (const result of results) usage.count(job.owner, 'bulk', result.status);
+      },
     };
     const inputsContext: InputsContext = {
       enqueue: (job, operation) => this.#sink.enqueue(job, operation),

@@ -8,6 +8,7 @@ import type { VerifyOptions } from '../options.js';
 import { memoryJobStore } from './memory-store.js';
 import type { JobRunner } from './runner.js';
 import type { BulkJobManagerOptions, BulkVerifier, Clock, JobStore } from './types.js';
+import type { UsageMeter } from './usage-meter.js';
 
 /** The documented defaults of {@link BulkJobManagerOptions}. */
 export const BULK_DEFAULTS = Object.freeze({
@@ -41,6 +42,7 @@ export interface ResolvedBulkOptions {
   readonly clock: Clock;
   readonly ids: () => string;
   readonly runner: JobRunner | undefined;
+  readonly usage: UsageMeter | undefined;
 }
 
 const KNOWN_KEYS = new Set([
@@ -61,6 +63,7 @@ const KNOWN_KEYS = new Set([
   'clock',
   'ids',
   'runner',
+  'usage',
 ]);
 
 /** Largest job the manager accepts at all (positions are kept in 32-bit columns). */
@@ -205,5 +208,6 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
     clock: withMethods<Clock>(options.clock, 'clock', ['now', 'setTimeout', 'clearTimeout']) ?? SYSTEM_CLOCK,
     ids: options.ids ?? randomIds,
     runner: withMethods<JobRunner>(options.runner, 'runner', ['open']),
+    usage: withMethods<UsageMeter>(options.usage, 'usage', ['count', 'flush', 'close']),
   };
 }

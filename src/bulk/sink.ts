@@ -88,6 +88,8 @@ export interface SinkContext {
   wake(job: LiveJob): void;
   /** Offers the job to the scheduler again and starts verifications. */
   ready(job: LiveJob): void;
+  /** Final results just counted in the job (for usage metering). */
+  counted(job: LiveJob, results: readonly VerificationResult[]): void;
 }
 
 /** The message of a job failed by its store. */
@@ -341,6 +343,7 @@ export class ResultSink {
   ): Promise<void> {
     job.completed += positions.length;
     for (const result of results) job.counts[result.status]++;
+    this.#context.counted(job, results);
     job.dirty = true;
     const written = this.#writes.write(job, positions, results, bytes);
     if (written !== undefined) await written;

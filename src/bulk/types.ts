@@ -7,6 +7,7 @@ import type { VerifyOptions } from '../options.js';
 import type { WebhookNotifierOptions } from '../webhooks/notifier.js';
 import type { BulkVerifier, Clock, GreylistRetryOptions, JobStore } from './job-types.js';
 import type { JobRunner } from './runner.js';
+import type { UsageMeter } from './usage-meter.js';
 
 export {
   type AddOptions,
@@ -110,4 +111,10 @@ export interface BulkJobManagerOptions {
    * See docs/scaling.md. @default none (in process)
    */
   readonly runner?: JobRunner;
+  /**
+   * Counts the final result of every address of a job with an owner, per owner, UTC day and status, as `bulk`
+   * usage (`GET /v1/usage`). The caller owns it (the manager does not close it). A runner's fleet counts in its
+   * workers' commits instead, so this is not used with `runner`. @default none
+   */
+  readonly usage?: UsageMeter;
 }

@@ -13,5 +13,6 @@ export {
   type FleetOptions,
   queueUnavailable,
 } from './connection.js';
+export { type RedisLimitStore, redisLimits } from './redis-limits.js';
 export { type BullmqRunnerOptions, bullmqRunner, RUNNER_DEFAULTS } from './runner.js';
 export { createWorker, type FleetWorker, type FleetWorkerOptions, WORKER_DEFAULTS } from './worker.js';

@@ -35,6 +35,7 @@ import {
   storeCliError,
   storePlace,
 } from './store.js';
+import { serveUsage } from './usage.js';
 import {
   WEBHOOK_FLAG_NAMES,
   WEBHOOK_FLAGS,
@@ -215,8 +216,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   }
   for (const warning of damageWarnings(store)) await write(io.stderr, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
+  // Usage and keys' limits: in the job store's database, on the fleet's Redis, or in this process.
+  const usage = await serveUsage(store, fleet, (error) => {
+    io.stderr.write(`mailvet: usage counts not written yet (kept for the next try): ${String(error)}\n`);
+  });
   const jobs = new BulkJobManager({
-    ...(runner === undefined ? { verifier } : { runner }),
+    // A fleet's workers count bulk usage in their commits; this process counts what it verifies.
+    ...(runner === undefined ? { verifier, usage: usage.meter } : { runner }),
     ...(store === undefined ? {} : { store }),
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
@@ -225,6 +231,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const release = async (): Promise<void> => {
     await worker?.close().catch(() => {});
     await jobs.close().catch(() => {});
+    await usage.close().catch(() => {});
     await verifier.dispose();
     built.close();
   };
@@ -246,6 +253,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       ...(keyStore === undefined ? {} : { apiKeyStore: keyStore }),
       verifier,
       jobs,
+      usage: { store: usage.store, meter: usage.meter, limits: usage.limits },
       ...(webhooks === undefined ? {} : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io) }),
       console: !args.flag('no-console'),
       ...(diagnostics

@@ -1,5 +1,6 @@
 /**
- * The console: sign in with an API key, then verify one address, verify a list, and manage jobs.
+ * The console: sign in with an API key, then verify one address, verify a list, manage jobs and see the key's
+ * usage.
  * @module
  */
 import { useSignal } from '@preact/signals';
@@ -7,6 +8,7 @@ import { ApiError, json } from './api.js';
 import { BulkPanel } from './bulk-panel.js';
 import { JobsPanel } from './jobs-panel.js';
 import { apiKey, signIn, signOut } from './session.js';
+import { UsagePanel } from './usage-panel.js';
 import { VerifyPanel } from './verify-panel.js';
 import { signInFailureWords } from './words.js';
 
@@ -71,6 +73,7 @@ export function App() {
             <VerifyPanel apiKey={key} />
             <BulkPanel apiKey={key} onCreated={() => created.value++} />
             <JobsPanel apiKey={key} version={created.value} />
+            <UsagePanel apiKey={key} />
           </>
         )}
       </main>

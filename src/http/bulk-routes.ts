@@ -11,6 +11,7 @@ import { readJsonBody } from './body.js';
 import { requestBytesInSlices, reserveBytes } from './byte-quota.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
+import { reserveAddresses } from './key-limits.js';
 import { JOBS_PAGE } from './limits.js';
 import { LIST_SLICE_MS, type ListFormat, listFormatOf, readAddressList } from './list-body.js';
 import { integerListParam, integerParam, queryParam } from './params.js';
@@ -217,11 +218,28 @@ export const createJob: Operation = async (context) => {
   await checkAddressQuota(context, fields.emails?.length ?? 0);
   const release = reserveBytes(context, fields, await requestBytesInSlices(fields, LIST_SLICE_MS));
   try {
-    return await createRequested(context, fields, format !== undefined && fields.emails !== undefined);
+    // The key's daily quota: a create that would pass it is refused whole, before the job exists.
+    return await withQuota(context, fields.emails?.length ?? 0, () =>
+      createRequested(context, fields, format !== undefined && fields.emails !== undefined),
+    );
   } finally {
     release();
   }
 };
+
+/**
+ * Runs `work` with `units` addresses of the caller's daily quota reserved (a 429 before `work` when they do not
+ * fit); gives them back when `work` fails.
+ */
+async function withQuota(context: Context, units: number, work: () => Promise<Response>): Promise<Response> {
+  const giveBack = await reserveAddresses(context, units);
+  try {
+    return await work();
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
+}
 
 /** Creates the job of `fields` (checked against the quotas), then adds a `listed` list to it. */
 async function createRequested(context: Context, fields: CreateRequest, listed: boolean): Promise<Response> {
@@ -292,11 +310,13 @@ export const addEmails: Operation = async (context) => {
     const counted = await requestBytesInSlices({ emails, source }, LIST_SLICE_MS);
     const release = reserveBytes(context, { emails, source }, counted);
     try {
-      const job =
-        (await addInBatches(context, jobId(context), emails, source)) ??
-        (await jobs.get(jobId(context), access(context)));
-      if (job === undefined) throw new HttpError('not_found', 'no such job');
-      return context.json(200, wireJob(job));
+      return await withQuota(context, emails.length, async () => {
+        const job =
+          (await addInBatches(context, jobId(context), emails, source)) ??
+          (await jobs.get(jobId(context), access(context)));
+        if (job === undefined) throw new HttpError('not_found', 'no such job');
+        return context.json(200, wireJob(job));
+      });
     } finally {
       release();
     }
@@ -307,7 +327,9 @@ export const addEmails: Operation = async (context) => {
   await checkAddressQuota(context, emails.length);
   const release = reserveBytes(context, { emails });
   try {
-    return context.json(200, wireJob(await jobs.add(jobId(context), emails, access(context))));
+    return await withQuota(context, emails.length, async () =>
+      context.json(200, wireJob(await jobs.add(jobId(context), emails, access(context)))),
+    );
   } finally {
     release();
   }

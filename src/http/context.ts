@@ -3,6 +3,8 @@
  * @module
  */
 import type { BulkJobManagerApi } from '../bulk/types.js';
+import type { LimitStore, UsageStore } from '../bulk/usage.js';
+import type { UsageMeter } from '../bulk/usage-meter.js';
 import type { DiagnosticsReport } from '../doctor/types.js';
 import type { Verifier } from '../verifier.js';
 import type { ByteReservations } from './byte-reservations.js';
@@ -10,6 +12,14 @@ import type { HttpLimits } from './limits.js';
 import type { QueryParams } from './params.js';
 import type { Principal } from './principal.js';
 import type { HttpWebhooks } from './webhook-settings.js';
+
+/** What the limits of keys (`Principal.requestsPerSecond`, `addressesPerDay`) need: the counters and the clock. */
+export interface KeyLimits {
+  /** The quota and rate counters. */
+  readonly store: LimitStore;
+  /** Clock in milliseconds (the UTC day of a quota, the refill of a bucket). */
+  readonly clock: () => number;
+}
 
 /** The services and settings operations use, fixed when the handler is made. */
 export interface Services {
@@ -28,6 +38,10 @@ export interface Services {
   readonly heartbeatMs: number;
   /** Runs (or reuses) the diagnosis of `GET /v1/diagnostics`; `undefined` while the route is off. */
   readonly diagnostics: (() => Promise<DiagnosticsReport>) | undefined;
+  /** Where usage is counted (`meter`) and read back (`store`). */
+  readonly usage: { readonly meter: UsageMeter; readonly store: UsageStore };
+  /** The counters of keys' own rates and daily quotas. */
+  readonly keyLimits: KeyLimits;
 }
 
 /** One request, after routing and authentication. */

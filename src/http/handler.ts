@@ -16,6 +16,7 @@ import type { Context, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
+import { keyRateOf, takeKeyRequest } from './key-limits.js';
 import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
@@ -36,6 +37,8 @@ import {
   type StoreKeysAuthenticate,
   storeKeys,
 } from './store-keys.js';
+import { type HttpUsageOptions, usageOf } from './usage-options.js';
+import { getUsage } from './usage-route.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
 import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
@@ -103,6 +106,11 @@ export interface HandlerOptions {
    * logs and HTTP metrics come from. @default none
    */
   readonly onRequest?: RequestObserver;
+  /**
+   * Usage metering and the counters of keys' own limits (`Principal.requestsPerSecond`, `addressesPerDay`); see
+   * {@link HttpUsageOptions}. @default usage and limits counted in this process
+   */
+  readonly usage?: HttpUsageOptions;
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -131,6 +139,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   jobEvents,
   listWebhookDeliveries,
   getDiagnostics,
+  getUsage,
 };
 
 const KNOWN_OPTIONS = new Set([
@@ -150,6 +159,7 @@ const KNOWN_OPTIONS = new Set([
   'heartbeatMs',
   'diagnostics',
   'onRequest',
+  'usage',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -248,7 +258,9 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const ownVerifier: Verifier | undefined =
     options.verifier === undefined ? createVerifier(options.verifierOptions) : undefined;
   const verifier = options.verifier ?? (ownVerifier as Verifier);
-  const ownJobs = options.jobs === undefined ? new BulkJobManager({ verifier }) : undefined;
+  const usage = usageOf(options.usage, options.clock);
+  const ownJobs =
+    options.jobs === undefined ? new BulkJobManager({ verifier, usage: usage.meter }) : undefined;
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   if (!Number.isInteger(heartbeatMs) || heartbeatMs < 1 || heartbeatMs > 3_600_000) {
     throw new OptionsError('heartbeatMs', 'must be an integer 1-3600000');
@@ -268,6 +280,8 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     webhooks,
     heartbeatMs,
     diagnostics,
+    usage: { meter: usage.meter, store: usage.store },
+    keyLimits: { store: usage.limits, clock: options.clock ?? Date.now },
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
@@ -318,7 +332,17 @@ export function createHandler(options: HandlerOptions = {}): Handler {
           seen.tenant = tenant;
           seen.keyId = principal.keyId;
         }
-        if (limiting) {
+        const keyRate = keyRateOf(principal);
+        if (keyRate !== undefined) {
+          // The key's own rate, counted where every API node counts it, replaces the handler's limit.
+          const decision = await takeKeyRequest(services.keyLimits, principal, keyRate);
+          headers = { ...headers, ...decision.headers };
+          if (!decision.allowed) {
+            throw new HttpError('rate_limited', undefined, {
+              headers: { 'retry-after': String(decision.retryAfter) },
+            });
+          }
+        } else if (limiting) {
           const decision = limiter.take(tenant);
           headers = { ...headers, ...decision.headers };
           if (!decision.allowed) {
@@ -398,6 +422,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
       if (closed) return;
       closed = true;
       await ownJobs?.close();
+      if (usage.ownMeter) await usage.meter.close().catch(() => undefined);
       await webhooks?.close();
       await ownVerifier?.dispose();
       if ('settle' in authenticate) await authenticate.settle();

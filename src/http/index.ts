@@ -32,6 +32,7 @@ export {
 } from './errors.js';
 export { DEFAULT_HEARTBEAT_MS, type JobStreamEvent } from './events-route.js';
 export { createHandler, type Handler, type HandlerOptions } from './handler.js';
+export { KEY_BURST_SECONDS } from './key-limits.js';
 export {
   DEFAULT_LIMITS,
   defaultMaxAddressesPerKey,
@@ -74,6 +75,8 @@ export {
   storedKeyTenant,
   storeKeys,
 } from './store-keys.js';
+export type { HttpUsageOptions } from './usage-options.js';
+export { USAGE_RANGE } from './usage-range.js';
 export { webhooksDoc } from './webhook-schemas.js';
 export type { HttpWebhookOptions, WebhookKeyOptions } from './webhooks.js';
 export { type WireJob, type WireResult, wireJob, wireResult, wireResultJson } from './wire.js';

@@ -8,6 +8,7 @@ import { RESULT_FORMATS } from './negotiate.js';
 import type { Scope } from './principal.js';
 import type { Method } from './router.js';
 import type { Schema } from './schemas.js';
+import { USAGE_RANGE } from './usage-range.js';
 
 /** The name of each operation; the handler has one implementation per name. */
 export type OperationId =
@@ -24,7 +25,8 @@ export type OperationId =
   | 'getJobResults'
   | 'jobEvents'
   | 'listWebhookDeliveries'
-  | 'getDiagnostics';
+  | 'getDiagnostics'
+  | 'getUsage';
 
 /** An OpenAPI parameter object. */
 export interface ParameterDoc {
@@ -431,5 +433,33 @@ export const ROUTES: readonly Route[] = [
       content: { 'application/json': ref('DiagnosticsReport') },
     },
     errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/usage',
+    operationId: 'getUsage',
+    auth: true,
+    summary: "The caller's usage per UTC day: single verifications and bulk addresses, by status",
+    description:
+      `Counted per tenant when a single verification answers and when a bulk address gets its final result; a node ` +
+      `writes its counts about once a second, so another node's last second may be missing. Days without usage are ` +
+      `left out. \`quota\` is today's daily address quota of the caller's key (null without one). At most ` +
+      `${USAGE_RANGE.maxDays} days per call; any API key may call it.`,
+    parameters: [
+      {
+        name: 'from',
+        in: 'query',
+        description: `First day (UTC, YYYY-MM-DD). Default: ${USAGE_RANGE.defaultDays - 1} days before \`to\`.`,
+        schema: { type: 'string', format: 'date' },
+      },
+      {
+        name: 'to',
+        in: 'query',
+        description: 'Last day (UTC, YYYY-MM-DD), included. Default: today.',
+        schema: { type: 'string', format: 'date' },
+      },
+    ],
+    success: { status: 200, description: 'The usage.', content: { 'application/json': ref('Usage') } },
+    errors: ['invalid_request'],
   },
 ];

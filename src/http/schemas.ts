@@ -8,6 +8,7 @@ import { RESULT_FIELDS, STATUSES, SUB_STATUSES } from '../result.js';
 import { DIAGNOSTICS_REPORT } from './diagnostics-schema.js';
 import { HTTP_ERROR_CODES } from './errors.js';
 import type { Schema } from './schema.js';
+import { USAGE } from './usage-schema.js';
 import { WEBHOOK_ATTEMPT, WEBHOOK_DELIVERIES, WEBHOOK_EVENT, WEBHOOK_SPEC } from './webhook-schemas.js';
 
 export type { Schema };
@@ -239,4 +240,5 @@ export const SCHEMAS: Readonly<Record<string, Schema>> = {
   WebhookDeliveries: WEBHOOK_DELIVERIES,
   WebhookEvent: WEBHOOK_EVENT,
   DiagnosticsReport: DIAGNOSTICS_REPORT,
+  Usage: USAGE,
 };

@@ -5,6 +5,7 @@
 import type { VerifyCallOptions } from '../options.js';
 import type { Operation } from './context.js';
 import { HttpError } from './errors.js';
+import { reserveAddresses } from './key-limits.js';
 import { VERIFY_TIMEOUT } from './limits.js';
 import { numberParam, queryParam } from './params.js';
 import { wireResultJson } from './wire.js';
@@ -34,7 +35,8 @@ function timeoutOverrides(timeoutMs: number): VerifyCallOptions {
  * re-resolving its options). No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
  * every request more than a client that went away costs the server.
  */
-export const verifyEmail: Operation = async ({ query, services, jsonText }) => {
+export const verifyEmail: Operation = async (context) => {
+  const { query, services, jsonText, principal, tenant } = context;
   const email = queryParam(query, 'email');
   if (email === null || email.trim() === '') throw new HttpError('invalid_request', 'email is required');
   const timeout = numberParam(
@@ -44,7 +46,16 @@ export const verifyEmail: Operation = async ({ query, services, jsonText }) => {
     VERIFY_TIMEOUT.min,
     VERIFY_TIMEOUT.max,
   );
-  const result = await services.verifier.verify(email, timeoutOverrides(Math.round(timeout * 1000)));
+  // A key with a daily quota spends one address of it (given back if the verification throws).
+  const release = principal?.addressesPerDay === undefined ? undefined : await reserveAddresses(context, 1);
+  let result: Awaited<ReturnType<typeof services.verifier.verify>>;
+  try {
+    result = await services.verifier.verify(email, timeoutOverrides(Math.round(timeout * 1000)));
+  } catch (error) {
+    await release?.();
+    throw error;
+  }
+  if (tenant !== undefined) services.usage.meter.count(tenant, 'single', result.status);
   return jsonText(200, wireResultJson(result));
 };
 

@@ -19,6 +19,7 @@ import {
   sourceColumn,
   texts,
 } from './rows.js';
+import { insertBulkUsage } from './usage-sql.js';
 
 /** The fleet's part of the SQL store: the methods of {@link FleetJobStore} that the durable store lacks. */
 export type FleetOperations = Pick<
@@ -227,8 +228,14 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
                string_to_array($4, E'\\n')) ON CONFLICT DO NOTHING RETURNING status`,
             [id, list, results.map((result) => result.status).join(','), texts(results).join('\n')],
           );
-          for (const row of inserted) counts[row.status as Status]++;
+          const added: Partial<Record<Status, number>> = {};
+          for (const row of inserted) {
+            counts[row.status as Status]++;
+            added[row.status as Status] = (added[row.status as Status] ?? 0) + 1;
+          }
           written = inserted.length;
+          // Usage of the job's owner: counted in the same commit as the results, so exactly once.
+          await insertBulkUsage(client, s, before.owner, now, added);
           await client.query(
             `DELETE FROM ${s}.retries WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
             [id, list],
@@ -318,8 +325,14 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
               texts(results).join('\n'),
             ],
           );
-          for (const row of inserted) counts[row.status as Status]++;
+          const added: Partial<Record<Status, number>> = {};
+          for (const row of inserted) {
+            counts[row.status as Status]++;
+            added[row.status as Status] = (added[row.status as Status] ?? 0) + 1;
+          }
           written = inserted.length;
+          // The ended retries are final results: counted in the owner's usage in this commit, as a chunk's are.
+          await insertBulkUsage(client, s, before.owner, now, added);
         }
         await client.query(`DELETE FROM ${s}.retries WHERE job_id = $1`, [id]);
         const done = before.completed + written;

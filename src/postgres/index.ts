@@ -14,6 +14,6 @@ export {
 export { type DirectoryHolder, StoreLockedError } from './dir-lock.js';
 export { SQL_STORE_DEFAULTS } from './options.js';
 export { type PostgresStoreOptions, postgresStore } from './pg.js';
-export { type PgliteStoreOptions, pgliteStore } from './pglite.js';
+export { type PgliteJobStore, type PgliteStoreOptions, pgliteStore } from './pglite.js';
 export { SCHEMA_VERSION } from './schema.js';
-export { LeaseLostError, type SqlStoreOptions } from './sql-store.js';
+export { LeaseLostError, type SqlJobStore, type SqlStoreOptions } from './sql-store.js';

@@ -3,13 +3,11 @@
  * @module
  */
 import type { Pool, PoolClient } from 'pg';
-import type { FleetJobStore } from '../bulk/runner.js';
 import { OptionsError } from '../errors.js';
-import type { ApiKeyHolder } from './api-keys.js';
 import type { SqlDriver } from './driver.js';
 import { openError, redactUrl } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
-import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
+import { openSqlStore, type SqlJobStore, type SqlStoreOptions } from './sql-store.js';
 
 /** Options of {@link postgresStore}: a connection string, or a `pg` pool of the caller's. */
 export type PostgresStoreOptions = SqlStoreOptions &
@@ -72,7 +70,7 @@ function pgDriver(pool: Pool, owns: boolean): SqlDriver {
  * @example
  * const store = await postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/mailvet' });
  */
-export async function postgresStore(options: PostgresStoreOptions): Promise<FleetJobStore & ApiKeyHolder> {
+export async function postgresStore(options: PostgresStoreOptions): Promise<SqlJobStore> {
   if (typeof options !== 'object' || options === null) {
     throw new OptionsError('options', 'must be an object with connectionString or pool');
   }

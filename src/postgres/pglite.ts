@@ -4,6 +4,7 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import type { DurableJobStore } from '../bulk/types.js';
+import type { LimitStore, UsageStore } from '../bulk/usage.js';
 import { OptionsError } from '../errors.js';
 import type { ApiKeyHolder } from './api-keys.js';
 import { claimDataDir } from './data-dir.js';
@@ -55,7 +56,7 @@ function pgliteDriver(db: PGlite, owns: boolean): SqlDriver {
  * @example
  * const jobs = new BulkJobManager({ store: await pgliteStore({ dataDir: './mailvet-data' }) });
  */
-export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<DurableJobStore & ApiKeyHolder> {
+export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<PgliteJobStore> {
   const resolved = resolveSqlOptions(options);
   if (options.db !== undefined && options.dataDir !== undefined) {
     throw new OptionsError('dataDir', 'cannot be given together with db');
@@ -84,12 +85,15 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Dur
   }
 }
 
+/** The PGlite job store: durable jobs, usage counts and limit counters. */
+export type PgliteJobStore = DurableJobStore & UsageStore & LimitStore & ApiKeyHolder;
+
 /** Opens the store on PGlite once its directory (if any) is held by {@link claimDataDir}. */
 async function openPglite(
   options: PgliteStoreOptions,
   resolved: ReturnType<typeof resolveSqlOptions>,
   what: string,
-): Promise<DurableJobStore & ApiKeyHolder> {
+): Promise<PgliteJobStore> {
   let db = options.db;
   if (db === undefined) {
     let module: typeof import('@electric-sql/pglite');

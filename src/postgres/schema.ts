@@ -92,6 +92,28 @@ export const MIGRATIONS: readonly string[] = [
      previous_until bigint
    );
    CREATE UNIQUE INDEX api_keys_live_name ON {s}.api_keys (name) WHERE revoked_at IS NULL;`,
+  // 6: usage per tenant, UTC day (YYYY-MM-DD), kind (single, bulk) and status; each key's daily quota used; each
+  // key's request-rate bucket (tokens, and when they were counted), shared by every API node.
+  `CREATE TABLE {s}.usage (
+     tenant text NOT NULL,
+     day text NOT NULL,
+     kind text NOT NULL,
+     status text NOT NULL,
+     count bigint NOT NULL,
+     PRIMARY KEY (tenant, day, kind, status)
+   );
+   CREATE TABLE {s}.quota (
+     key text NOT NULL,
+     day text NOT NULL,
+     used bigint NOT NULL,
+     PRIMARY KEY (key, day)
+   );
+   CREATE TABLE {s}.rate_buckets (
+     key text PRIMARY KEY,
+     tokens double precision NOT NULL,
+     updated_at bigint NOT NULL,
+     allowed boolean NOT NULL
+   );`,
 ];
 
 /** The schema version this code writes. */

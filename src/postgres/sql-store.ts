@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord, ResultCommit, StoredRetry } from '../bulk/types.js';
+import type { LimitStore, UsageStore } from '../bulk/usage.js';
 import { MailvetError } from '../errors.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import { TurnBudget } from '../turn.js';
@@ -14,6 +15,7 @@ import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
+import { usageOperations } from './usage-sql.js';
 
 /** Options shared by both drivers. */
 export interface SqlStoreOptions {
@@ -33,6 +35,9 @@ const UNFINISHED = `status IN ('queued', 'processing')`;
 const INPUT_SLICE_MS = 5;
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
+
+/** The SQL job store: jobs (durable, and of a worker fleet), usage counts and the fleet's limit counters. */
+export type SqlJobStore = FleetJobStore & UsageStore & LimitStore & ApiKeyHolder;
 
 /** Thrown when another store instance holds the job's lease (code `lease_lost`). */
 export class LeaseLostError extends MailvetError {
@@ -77,7 +82,7 @@ export async function openSqlStore(
      */
     readonly checkDamage: boolean;
   },
-): Promise<FleetJobStore & ApiKeyHolder> {
+): Promise<SqlJobStore> {
   const s = options.schema;
   await migrate(driver, s);
   if (options.exclusive) {
@@ -223,6 +228,7 @@ export async function openSqlStore(
     leaseMs,
     damage,
     ...fleetOperations(driver, s),
+    ...usageOperations(driver, s),
 
     async saveJob(record) {
       await saveRecord(driver, record);

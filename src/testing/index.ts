@@ -1,7 +1,8 @@
 /**
  * `mailvet/testing`: fakes of the seams and the contract suites every implementation runs.
  *
- * The contract suites (`resolverContract`, `transportContract`, `jobStoreContract`) are vitest suites: call
+ * The contract suites (`resolverContract`, `transportContract`, `jobStoreContract`,
+ * `usageStoreContract`, `limitStoreContract`) are vitest suites: call
  * them from a test file of your own implementation. The fakes (`staticResolver`, `scriptedTransport`,
  * `scriptedChannel`) need no network and suit unit tests of code built on mailvet.
  * @module
@@ -23,4 +24,9 @@ export {
   staticResolver,
 } from './static-resolver.js';
 export { type TransportContractOptions, transportContract } from './transport-contract.js';
+export {
+  limitStoreContract,
+  type UsageFixture,
+  usageStoreContract,
+} from './usage-contract.js';
 export type { Zone, ZoneEntry, ZoneFailure, ZoneRecordType } from './zone.js';

@@ -160,6 +160,10 @@ describe.skipIf(!enabled)('finish now on the bullmq runner', () => {
         record: { status: 'processing', completed: 1 },
       });
       expect(finished!.record.greylistDelaysMs).toEqual([]);
+      // The ended retry is a final result, counted once in its owner's usage by the same commit.
+      expect(await store.readUsage('alice', '1970-01-01', '1970-01-01')).toEqual([
+        expect.objectContaining({ kind: 'bulk', status: 'unknown', count: 1 }),
+      ]);
       expect(await store.fleetWaiting('job-1')).toEqual({ count: 0, nextDueAt: null });
       const [first] = await store.getResults('job-1', 0, 1);
       expect(first).toEqual({

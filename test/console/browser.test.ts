@@ -337,6 +337,37 @@ describe.skipIf(!available)('the console in Chromium', () => {
     await later.context().close();
   }, 120_000);
 
+  it("shows the key's usage: today's and the range's totals per status and a row per day, moving after verifications", async () => {
+    const { page } = await signedIn();
+    const panel = page.getByRole('region', { name: 'Usage' });
+    const totals = panel.getByRole('table', { name: 'Usage totals' });
+    await totals.waitFor();
+    const todayTotal = async () =>
+      Number(((await totals.getByTestId('usage-total').first().textContent()) ?? '').replace(/\D/g, ''));
+    const before = await todayTotal();
+    await verify(page, 'alice@good.test');
+    await verify(page, 'nobody@good.test');
+    await panel.getByRole('button', { name: 'Refresh' }).click();
+    await expect.poll(todayTotal).toBe(before + 2);
+    const days = panel.getByRole('table', { name: 'Usage per day' });
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await days.getByRole('rowheader').first().textContent()).toBe(today);
+    expect(await totals.getByRole('columnheader').allTextContents()).toEqual([
+      'Period',
+      '✔ Valid',
+      '◐ Catch-all',
+      '? Unknown',
+      '⚠ Do not mail',
+      '✖ Invalid',
+      'Single',
+      'Bulk',
+      'Total',
+    ]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'console-usage.png'), fullPage: true });
+    await page.context().close();
+  }, 60_000);
+
   it('pages the jobs table, newest first', async () => {
     const made: string[] = [];
     for (let i = 0; i < 25; i++) {
