@@ -12,6 +12,8 @@ import { providerOf } from '../smtp/provider.js';
 import { type ProviderProfile, profileOfHost } from '../smtp/providers/profiles.js';
 import { printable } from '../smtp/reply.js';
 import type { TranscriptHook } from '../smtp/types.js';
+import { endWithOutcome, smtpSpan } from '../smtp-spans.js';
+import { endSpan } from '../tracing.js';
 import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
 
 /** Most transcript lines kept for one verification (replies are bounded too, by the reply parser). */
@@ -99,14 +101,23 @@ async function catchAllVerdict(
   const domain = state.address!.domain;
   const tracing = state.transcript !== null; // no transcript: no strings built for it
   if (tracing) note(`catch-all probe of ${domain} at ${hostLabel(target)}, in a session of its own`);
+  const span = smtpSpan(state.span, 'mailvet.smtp.catch_all', target);
   try {
-    const answer = await state.runtime.prober.catchAll(domain, target, { sender, settings }, lease);
+    const answer = await state.runtime.prober.catchAll(
+      domain,
+      target,
+      { sender, settings },
+      span === undefined ? lease : { ...lease, span },
+    );
+    span?.span.setAttribute('mailvet.catch_all.result', answer);
+    endSpan(span);
     if (tracing) note(`catch-all probe: ${answer}`);
     if (answer === 'accepted') return catchAll();
     // 'refused' confirms the address; 'inconclusive' (the server deferred or blocked the probe) says nothing
     // against it, so the server's acceptance stands, unless the provider accepts everyone anyway.
     return answer === 'inconclusive' && acceptsAll ? catchAll() : VALID;
   } catch (error) {
+    endSpan(span, error);
     // The probe itself never fails; only this verification's budget or signal can end the wait.
     if (isSmtpError(error)) {
       state.reason = `catch-all probe at ${hostLabel(target)}: ${printable(error.message)}`;
@@ -243,14 +254,16 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
       if (state.transcript !== null) transcript.note(hostLabel(target));
       const mark = state.transcript?.length ?? 0;
       const attempt = attemptSettings(settings, state.deadline - runtime.now(), attemptsLeft);
+      const span = smtpSpan(state.span, 'mailvet.smtp.rcpt', target);
       let outcome: RcptOutcome;
       try {
         outcome = await runtime.prober.rcpt(
           target,
           { sender, recipient: address.normalized, smtpUtf8: address.smtpUtf8, settings: attempt, fallback },
-          lease,
+          span === undefined ? lease : { ...lease, span },
         );
       } catch (error) {
+        endSpan(span, error);
         const reason = failureReason(mailHost, ip, error);
         // A server that never greeted is silent, whichever wait ran out first: its own greeting timeout or the budget.
         const silent = isSmtpError(error) && error.kind === 'no_greeting';
@@ -265,6 +278,7 @@ async function probe(state: CheckState, hosts: readonly MailHost[]): Promise<Che
         state.mx_record = mailHost.host;
         return verdictOf(failure);
       }
+      endWithOutcome(span, outcome);
       if (outcome.reused) state.transcript?.splice(mark, 0, '* reusing an open session');
       state.mx_record = mailHost.host;
       return verdictOfOutcome(state, outcome, target, sender, attempt, lease, transcript.note);

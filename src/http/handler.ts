@@ -7,6 +7,7 @@ import { BulkJobManager } from '../bulk/manager.js';
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
+import { tracingApi } from '../tracing.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
@@ -28,6 +29,7 @@ import { emptyResponse, jsonTextResponse } from './response.js';
 import { getJobResults } from './results-route.js';
 import { createRouter } from './router.js';
 import { type OperationId, queryNamesOf, ROUTES } from './routes.js';
+import { tracedRequest } from './trace.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
 import { createHttpWebhooks, type HttpWebhookOptions, listWebhookDeliveries } from './webhooks.js';
 
@@ -334,9 +336,12 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     request.method === 'HEAD' ? head(request, seen) : respond(request, seen);
 
   /** Answers `request` and tells `onRequest` about it. */
-  async function observe(request: Request, observer: RequestObserver): Promise<Response> {
+  async function observe(
+    request: Request,
+    observer: RequestObserver,
+    seen: Seen = { route: null, tenant: undefined, keyId: undefined },
+  ): Promise<Response> {
     const started = performance.now();
-    const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
     const response = await answer(request, seen);
     const length = response.headers.get('content-length');
     try {
@@ -356,7 +361,15 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     return response;
   }
 
-  const handler = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
+  const observed = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
+  /** Answers `request`: inside its span when an OpenTelemetry SDK is registered (http/trace.ts). */
+  const handler = (request: Request): Promise<Response> => {
+    const api = tracingApi();
+    if (api === undefined) return observed(request);
+    const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
+    const inner = onRequest === undefined ? answer : (r: Request, s: Seen) => observe(r, onRequest, s);
+    return tracedRequest(api, request, seen, inner);
+  };
   return Object.assign(handler, {
     async close() {
       if (closed) return;
