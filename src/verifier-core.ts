@@ -5,6 +5,7 @@
  * @module
  */
 import { DEFAULT_CHECKS } from './checks/index.js';
+import { preloadSmtpCheck, smtpCheck } from './checks/smtp.js';
 import { createCheckState } from './checks/state.js';
 import type { Check, CheckOutcome, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
@@ -17,7 +18,7 @@ import {
   type VerifyOptions,
 } from './options.js';
 import type { Verdict, VerificationResult } from './result.js';
-import { createRuntime, type OwnedRuntime, type PlatformDefaults } from './runtime.js';
+import { createRuntime, type OwnedRuntime, type PlatformDefaults, preloadProber } from './runtime.js';
 import { scoreOf } from './score.js';
 import { type TraceSpan, tracingApi } from './tracing.js';
 import { tracedCheck, tracedVerification } from './verify-trace.js';
@@ -167,26 +168,21 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
   const checks = checksOf(options);
   const runtime = createRuntime(options, platform);
   let disposed = false;
+  // A verifier that will probe SMTP imports that code now (a verifier that will not never loads it: the cold start of
+  // `mailvet verify --no-dns`); its first verifications wait for it before their budget starts, so that loading
+  // code never counts as a mail server's time.
+  let loading: Promise<void> | undefined =
+    options.dns && options.smtp && checks.includes(smtpCheck)
+      ? Promise.all([preloadSmtpCheck(), preloadProber()]).then(() => {
+          loading = undefined;
+        })
+      : undefined;
 
-  return {
+  const verifier: Verifier = {
     verify(email, overrides) {
-      if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
-      if (typeof email !== 'string') {
-        return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
-      }
-      if (overrides === undefined) return run(email, options, checks, runtime);
-      let merged: ResolvedOptions;
-      try {
-        const budgeted = applyBudget(options, overrides);
-        if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
-        for (const key of VERIFIER_LEVEL_OPTIONS) {
-          if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
-        }
-        merged = resolveOptions({ ...defaults, ...overrides });
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return run(email, merged, checksOf(merged), runtime);
+      return loading === undefined
+        ? verifyNow(email, overrides)
+        : loading.then(() => verifyNow(email, overrides));
     },
     async dispose() {
       if (disposed) return;
@@ -194,4 +190,25 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
       await runtime.close();
     },
   };
+
+  function verifyNow(email: string, overrides: VerifyCallOptions | undefined): Promise<VerificationResult> {
+    if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
+    if (typeof email !== 'string') {
+      return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
+    }
+    if (overrides === undefined) return run(email, options, checks, runtime);
+    let merged: ResolvedOptions;
+    try {
+      const budgeted = applyBudget(options, overrides);
+      if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
+      for (const key of VERIFIER_LEVEL_OPTIONS) {
+        if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
+      }
+      merged = resolveOptions({ ...defaults, ...overrides });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run(email, merged, checksOf(merged), runtime);
+  }
+  return verifier;
 }
