@@ -22,6 +22,7 @@ const BENCHES: Record<string, string[]> = {
   postfix: ['--import', 'tsx', 'bench/postfix.ts'],
   'cold-start': ['--import', 'tsx', 'bench/cold-start.ts'],
   stalls: ['--import', 'tsx', 'bench/stalls.ts'],
+  'trace-cost': ['--import', 'tsx', 'bench/trace-cost.ts'],
 };
 
 /** Benchmarks that run only when named (they need a server set up by hand). */

@@ -263,6 +263,7 @@ export type {
   TranscriptHook,
   Transport,
 } from './smtp/types.js';
+export { childSpan, endSpan, errorType, TRACER_NAME, type TraceSpan } from './tracing.js';
 export { osaDistance } from './typo/distance.js';
 export {
   createDomainSuggester,

@@ -6,7 +6,7 @@
 import type { Resolver } from './contracts/dns.js';
 import type { Transport } from './contracts/smtp.js';
 import { MailvetError } from './errors.js';
-import { createProber, type Prober } from './smtp/prober.js';
+import type { Prober, ProberOptions, ProberStats } from './smtp/prober.js';
 
 /**
  * What a platform gives a verifier for the seams its options leave unset: each is called at most once per
@@ -58,11 +58,78 @@ export interface OwnedRuntime extends VerifierRuntime {
   close(): Promise<void>;
 }
 
+/** The counters of a prober whose code has not been loaded yet: nothing done. */
+const NOTHING_DONE: ProberStats = Object.freeze({
+  opened: 0,
+  reused: 0,
+  rcpts: 0,
+  resets: 0,
+  groups: 0,
+  open: 0,
+  peakPerMx: 0,
+  backoffs: 0,
+  catchAllProbes: 0,
+});
+
+/**
+ * Imports the prober's code (the session pool, the SMTP dialogue) ahead of the first probe; resolves once it is
+ * loaded, or failed to load (the first probe then rejects with the error).
+ */
+export function preloadProber(): Promise<void> {
+  return import('./smtp/prober.js').then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/**
+ * A {@link Prober} whose code (the session pool, the SMTP dialogue, the catch-all cache) is imported on its first
+ * probe, so that a verification that never reaches SMTP (`mailvet verify --no-dns`, a syntax failure, `smtp: false`)
+ * does not load it: the cold start of a process that verifies one address.
+ */
+function deferredProber(options: ProberOptions): Prober {
+  let prober: Prober | undefined;
+  let loading: Promise<Prober> | undefined;
+  let closed = false;
+  const ready = (): Prober | Promise<Prober> => {
+    if (prober !== undefined) return prober;
+    // Closed before its first probe: no pool is made to outlive the verifier.
+    if (closed && loading === undefined)
+      return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
+    loading ??= import('./smtp/prober.js').then(({ createProber }) => {
+      prober = createProber(options);
+      return prober;
+    });
+    return loading;
+  };
+  return {
+    heloHost: options.heloHost,
+    rcpt(target, request, lease) {
+      const made = ready();
+      return made instanceof Promise
+        ? made.then((loaded) => loaded.rcpt(target, request, lease))
+        : made.rcpt(target, request, lease);
+    },
+    catchAll(domain, target, request, lease) {
+      const made = ready();
+      return made instanceof Promise
+        ? made.then((loaded) => loaded.catchAll(domain, target, request, lease))
+        : made.catchAll(domain, target, request, lease);
+    },
+    stats: () => prober?.stats() ?? NOTHING_DONE,
+    async close() {
+      closed = true;
+      if (loading === undefined) return;
+      await (await loading).close();
+    },
+  };
+}
+
 /**
  * Builds the runtime of a verifier from its resolved options, with `platform`'s default for each unset seam. The resolver
  * and the prober (pools, catch-all cache) are made on first use, so a verifier that never goes on the network
  * (`dns: false`, or a `verify(email, options)` call that fails syntax) costs microseconds, not the
- * milliseconds their caches take to allocate.
+ * milliseconds their caches take to allocate; the prober's code itself is imported on the first probe.
  */
 export function createRuntime(options: RuntimeSettings, platform: PlatformDefaults): OwnedRuntime {
   const transport = options.transport ?? platform.transport();
@@ -82,7 +149,7 @@ export function createRuntime(options: RuntimeSettings, platform: PlatformDefaul
     get prober() {
       if (closed && prober === undefined)
         throw new MailvetError('disposed', 'the verifier has been disposed');
-      prober ??= createProber({
+      prober ??= deferredProber({
         transport,
         heloHost: options.heloHost ?? platform.heloHost(),
         perMxConcurrency: options.perMxConcurrency,

@@ -5,8 +5,9 @@
  * @module
  */
 import { DEFAULT_CHECKS } from './checks/index.js';
+import { preloadSmtpCheck, smtpCheck } from './checks/smtp.js';
 import { createCheckState } from './checks/state.js';
-import type { Check, CheckState } from './checks/types.js';
+import type { Check, CheckOutcome, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
 import {
   applyBudget,
@@ -17,8 +18,10 @@ import {
   type VerifyOptions,
 } from './options.js';
 import type { Verdict, VerificationResult } from './result.js';
-import { createRuntime, type OwnedRuntime, type PlatformDefaults } from './runtime.js';
+import { createRuntime, type OwnedRuntime, type PlatformDefaults, preloadProber } from './runtime.js';
 import { scoreOf } from './score.js';
+import { type TraceSpan, tracingApi } from './tracing.js';
+import { tracedCheck, tracedVerification } from './verify-trace.js';
 
 /** A verifier with its own caches and connection pools. */
 export interface Verifier {
@@ -78,24 +81,50 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
   return result;
 }
 
-async function run(
+/**
+ * Verifies `email`: inside a `mailvet.verify` span with one span per check when an OpenTelemetry SDK is registered
+ * (verify-trace.ts), else with no tracing cost beyond one property read.
+ */
+function run(
   email: string,
   options: ResolvedOptions,
   checks: readonly Check[],
   runtime: OwnedRuntime,
 ): Promise<VerificationResult> {
+  const api = tracingApi();
+  if (api === undefined) return runChecks(email, options, checks, runtime, undefined);
+  return tracedVerification(api, (root) => runChecks(email, options, checks, runtime, root));
+}
+
+/** Runs `check`, in its own span under `root` when the verification is traced. */
+function runCheck(
+  check: Check,
+  state: CheckState,
+  root: TraceSpan | undefined,
+): CheckOutcome | Promise<CheckOutcome> {
+  return root === undefined ? check.run(state) : tracedCheck(check, state, root);
+}
+
+async function runChecks(
+  email: string,
+  options: ResolvedOptions,
+  checks: readonly Check[],
+  runtime: OwnedRuntime,
+  root: TraceSpan | undefined,
+): Promise<VerificationResult> {
   const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs);
+  state.span = root;
   for (let i = 0; i < checks.length; i += 1) {
     if (state.signal?.aborted) return toResult(state, ABORTED);
     let verdict: Verdict | undefined;
     try {
-      const outcome = checks[i]?.run(state);
+      const outcome = runCheck(checks[i]!, state, root);
       verdict = outcome instanceof Promise ? await outcome : outcome;
     } catch {
       verdict = EXCEPTION;
     }
     if (verdict !== undefined) {
-      await annotate(state, checks, i + 1);
+      await annotate(state, checks, i + 1, root);
       return toResult(state, verdict);
     }
   }
@@ -103,12 +132,17 @@ async function run(
 }
 
 /** Runs the checks from `from` on that annotate failures (see {@link Check.annotatesFailures}). */
-async function annotate(state: CheckState, checks: readonly Check[], from: number): Promise<void> {
+async function annotate(
+  state: CheckState,
+  checks: readonly Check[],
+  from: number,
+  root: TraceSpan | undefined,
+): Promise<void> {
   for (let i = from; i < checks.length; i += 1) {
     const check = checks[i];
     if (check?.annotatesFailures !== true || state.signal?.aborted) continue;
     try {
-      const outcome = check.run(state);
+      const outcome = runCheck(check, state, root);
       if (outcome instanceof Promise) await outcome;
     } catch {
       // An annotation is best effort: the verdict already given stands.
@@ -134,26 +168,21 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
   const checks = checksOf(options);
   const runtime = createRuntime(options, platform);
   let disposed = false;
+  // A verifier that will probe SMTP imports that code now (a verifier that will not never loads it: the cold start of
+  // `mailvet verify --no-dns`); its first verifications wait for it before their budget starts, so that loading
+  // code never counts as a mail server's time.
+  let loading: Promise<void> | undefined =
+    options.dns && options.smtp && checks.includes(smtpCheck)
+      ? Promise.all([preloadSmtpCheck(), preloadProber()]).then(() => {
+          loading = undefined;
+        })
+      : undefined;
 
-  return {
+  const verifier: Verifier = {
     verify(email, overrides) {
-      if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
-      if (typeof email !== 'string') {
-        return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
-      }
-      if (overrides === undefined) return run(email, options, checks, runtime);
-      let merged: ResolvedOptions;
-      try {
-        const budgeted = applyBudget(options, overrides);
-        if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
-        for (const key of VERIFIER_LEVEL_OPTIONS) {
-          if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
-        }
-        merged = resolveOptions({ ...defaults, ...overrides });
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return run(email, merged, checksOf(merged), runtime);
+      return loading === undefined
+        ? verifyNow(email, overrides)
+        : loading.then(() => verifyNow(email, overrides));
     },
     async dispose() {
       if (disposed) return;
@@ -161,4 +190,25 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
       await runtime.close();
     },
   };
+
+  function verifyNow(email: string, overrides: VerifyCallOptions | undefined): Promise<VerificationResult> {
+    if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
+    if (typeof email !== 'string') {
+      return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
+    }
+    if (overrides === undefined) return run(email, options, checks, runtime);
+    let merged: ResolvedOptions;
+    try {
+      const budgeted = applyBudget(options, overrides);
+      if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
+      for (const key of VERIFIER_LEVEL_OPTIONS) {
+        if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
+      }
+      merged = resolveOptions({ ...defaults, ...overrides });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run(email, merged, checksOf(merged), runtime);
+  }
+  return verifier;
 }

@@ -3,7 +3,7 @@
  * the host's name for HELO), and `verify()` for one address.
  * @module
  */
-import { nodeDefaults } from './node-runtime.js';
+import { nodeDefaults, preloadNodeTransport } from './node-runtime.js';
 import type { VerifyOptions } from './options.js';
 import type { VerificationResult } from './result.js';
 import { createVerifierWith, type Verifier } from './verifier-core.js';
@@ -22,7 +22,11 @@ export { trimInput, type Verifier } from './verifier-core.js';
  * await verifier.dispose();
  */
 export function createVerifier(defaults: VerifyOptions = {}): Verifier {
-  return createVerifierWith(nodeDefaults, defaults);
+  const verifier = createVerifierWith(nodeDefaults, defaults);
+  // A verifier that will connect loads the transport's code now, in the background (see node-runtime.ts).
+  if (defaults.dns !== false && defaults.smtp !== false && defaults.transport === undefined)
+    preloadNodeTransport();
+  return verifier;
 }
 
 let shared: Verifier | undefined;

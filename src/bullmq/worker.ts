@@ -17,6 +17,7 @@ import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { addIndexed, unindexAcknowledged } from './chunk-index.js';
+import { tracedChunk } from './chunk-trace.js';
 import { type ChunkData, isChunkData } from './chunks.js';
 import { forgetJobChunks } from './cleanup.js';
 import {
@@ -302,7 +303,7 @@ class ChunkRun {
   async run(job: QueueJob): Promise<void> {
     const attempts = job.opts.attempts ?? 1;
     try {
-      await this.process(job.data, attempts);
+      await tracedChunk(job.data, job.attemptsMade + 1, () => this.process(job.data, attempts));
     } catch (error) {
       if (!(error instanceof ChunkFailedError) || !isChunkData(job.data)) throw error;
       this.onError(error);

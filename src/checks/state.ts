@@ -38,5 +38,6 @@ export function createCheckState(
     mailHosts: null,
     transcript: options.trace ? [] : null,
     reason: null,
+    span: undefined,
   };
 }

@@ -6,6 +6,7 @@ import type { Resolver } from '../contracts/dns.js';
 import type { TlsPolicy, Transport } from '../contracts/smtp.js';
 import type { Verdict } from '../result.js';
 import type { VerifierRuntime } from '../runtime.js';
+import type { TraceSpan } from '../tracing.js';
 
 /**
  * Changes to a built-in list: an array replaces the list, an object adds to and removes from it.
@@ -125,6 +126,11 @@ export interface CheckState {
   transcript: string[] | null;
   /** Why the verdict is what it is (the result's `reason`), set by the check that knows; `null` for none. */
   reason: string | null;
+  /**
+   * The span of the check being run, when an OpenTelemetry SDK records this verification (docs/operations.md,
+   * "Traces"), else `undefined`: a check may start its own child spans under it (`childSpan(state.span, ...)`).
+   */
+  span: TraceSpan | undefined;
 }
 
 /** What a check returns: a final {@link Verdict} stops the run; `undefined` lets the next check go. */

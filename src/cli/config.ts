@@ -4,10 +4,9 @@
  * @module
  */
 import { isIP } from 'node:net';
-import { cachedResolver } from '../dns/cached.js';
-import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
 import { OptionsError } from '../errors.js';
+import { deferredNodeResolver } from '../node-runtime.js';
 import { VERIFY_FIELDS } from '../option-fields.js';
 import { DEFAULTS, type VerifyOptions } from '../options.js';
 import { parseProxyUrl, socksTransport } from '../smtp/socks.js';
@@ -269,7 +268,7 @@ export function verifyOptionsOf(settings: CliSettings): BuiltOptions {
   if (settings.mailFrom !== undefined) options.mailFrom = settings.mailFrom;
   let resolver: Resolver | undefined;
   if (settings.dns && settings.dnsServers.length > 0) {
-    resolver = cachedResolver(nodeResolver({ servers: settings.dnsServers }));
+    resolver = deferredNodeResolver({ servers: settings.dnsServers });
     options.resolver = resolver;
   }
   if (settings.smtp && settings.proxy !== undefined)

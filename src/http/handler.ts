@@ -7,6 +7,7 @@ import { BulkJobManager } from '../bulk/manager.js';
 import type { BulkJobManagerApi } from '../bulk/types.js';
 import { OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
+import { tracingApi } from '../tracing.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, finishJob, getJob, listJobs, startJob } from './bulk-routes.js';
@@ -37,6 +38,7 @@ import {
   type StoreKeysAuthenticate,
   storeKeys,
 } from './store-keys.js';
+import { tracedRequest } from './trace.js';
 import { type HttpUsageOptions, usageOf } from './usage-options.js';
 import { getUsage } from './usage-route.js';
 import { getHealth, getOpenApi, verifyEmail } from './verify-route.js';
@@ -394,9 +396,12 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     request.method === 'HEAD' ? head(request, seen) : respond(request, seen);
 
   /** Answers `request` and tells `onRequest` about it. */
-  async function observe(request: Request, observer: RequestObserver): Promise<Response> {
+  async function observe(
+    request: Request,
+    observer: RequestObserver,
+    seen: Seen = { route: null, tenant: undefined, keyId: undefined },
+  ): Promise<Response> {
     const started = performance.now();
-    const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
     const response = await answer(request, seen);
     const length = response.headers.get('content-length');
     try {
@@ -416,7 +421,15 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     return response;
   }
 
-  const handler = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
+  const observed = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
+  /** Answers `request`: inside its span when an OpenTelemetry SDK is registered (http/trace.ts). */
+  const handler = (request: Request): Promise<Response> => {
+    const api = tracingApi();
+    if (api === undefined) return observed(request);
+    const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
+    const inner = onRequest === undefined ? answer : (r: Request, s: Seen) => observe(r, onRequest, s);
+    return tracedRequest(api, request, seen, inner);
+  };
   return Object.assign(handler, {
     async close() {
       if (closed) return;

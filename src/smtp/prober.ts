@@ -150,12 +150,12 @@ export function createProber(options: ProberOptions): Prober {
     lease: Lease,
   ): Promise<CatchAllProbe> {
     const recipient = `${randomLocalPart(randomBytes)}@${domain}`;
-    // The shared probe keeps the first asker's budget and transcript, but not its signal: one asker giving
+    // The shared probe keeps the first asker's budget, transcript and span, but not its signal: one asker giving
     // up must not spoil the answer for the others.
     const outcome = await pool.rcpt(
       target,
       { sender: request.sender, recipient, smtpUtf8: false, settings: request.settings, dedicated: true },
-      { deadline: lease.deadline, trace: lease.trace },
+      { deadline: lease.deadline, trace: lease.trace, span: lease.span },
     );
     if (outcome.kind !== 'reply' || outcome.stage !== 'rcpt') return 'inconclusive';
     // Read as the host's provider means it: Microsoft 365's 5.4.1 edge block refuses the random address.

@@ -1,15 +1,13 @@
 /**
  * A transport through a SOCKS proxy (the `socks` package): port 25 is blocked on most clouds, so verification
  * often has to go out through a relay that may open it. The proxy receives the mail server's IP address
- * (already resolved and guarded), never a host name. The `socks` package is loaded on the first connect, so a
- * process that never uses a proxy (most `mailvet verify` runs) does not pay for loading it.
+ * (already resolved and guarded), never a host name. The `socks` package and the socket code are loaded on the
+ * first connect, so a process that never connects (most `mailvet verify` runs) does not pay for loading them.
  * @module
  */
 import type { SocksProxy } from 'socks';
 import { watchOptionalAbort } from '../abort-watch.js';
 import { OptionsError, SmtpError } from '../errors.js';
-import { connectSocket } from './connect.js';
-import { socketChannel } from './line-channel.js';
 import type { Transport } from './types.js';
 
 /** Options of {@link socksTransport}. */
@@ -118,6 +116,10 @@ export function socksTransport(options: SocksTransportOptions): Transport {
     async connect(target, connectOptions) {
       const started = Date.now();
       const { signal } = connectOptions;
+      const [{ connectSocket }, { socketChannel }] = await Promise.all([
+        import('./connect.js'),
+        import('./line-channel.js'),
+      ]);
       const socket = await connectSocket(
         { host: proxy.host, port: proxy.port },
         { timeoutMs: connectOptions.timeoutMs, signal, allowHostname: true },

@@ -80,8 +80,8 @@ interface Index {
   readonly byLength: readonly (readonly Target[] | undefined)[];
   readonly targetSet: ReadonlySet<string>;
   readonly slips: SlipIndex;
-  /** The secondary targets, by their one-edit neighbourhoods. */
-  readonly secondary: OneEditIndex;
+  /** The secondary targets, by their one-edit neighbourhoods (built on first use). */
+  readonly secondary: () => OneEditIndex;
   readonly isKnown: (domain: string) => boolean;
   readonly secondLevel: readonly string[];
   readonly secondLevelSet: ReadonlySet<string>;
@@ -89,8 +89,12 @@ interface Index {
   readonly regionalSet: ReadonlySet<string>;
   readonly topLevel: readonly string[];
   readonly topLevelSet: ReadonlySet<string>;
-  /** Second-level names with a known domain: a correction of such a name must give a known domain. */
-  readonly knownNames: ReadonlySet<string>;
+  /**
+   * Second-level names with a known domain: a correction of such a name must give a known domain. Built on first
+   * use: most domains never need it, and building it is most of a suggester's start-up (a public-suffix lookup of
+   * every known domain with a second-level label).
+   */
+  readonly knownNames: () => ReadonlySet<string>;
   readonly cacheSize: number;
 }
 
@@ -200,7 +204,7 @@ function closestTarget(
 /** The first secondary target one edit from `domain` that does not swap the country of a regional name. */
 function closestSecondary(index: Index, domain: string, region: RegionalSplit | null): string | null {
   const regional = region !== null && index.regionalSet.has(region.name) ? `${region.name}.` : null;
-  return index.secondary.closest(domain, (target) => regional === null || !target.startsWith(regional));
+  return index.secondary().closest(domain, (target) => regional === null || !target.startsWith(regional));
 }
 
 /** Edits tolerated when correcting a second-level name: none for 3 letters or fewer, else one. */
@@ -238,7 +242,7 @@ function secondLevelFix(index: Index, head: string, suffix: string, realSuffix: 
   if (provider === null) return null;
   const candidate = `${prefix}${provider}.${suffix}`;
   if (index.isKnown(candidate)) return candidate;
-  return !index.knownNames.has(provider) && index.topLevelSet.has(suffix) ? candidate : null;
+  return !index.knownNames().has(provider) && index.topLevelSet.has(suffix) ? candidate : null;
 }
 
 /** The suggestion for a normalised domain, uncached. */
@@ -302,12 +306,21 @@ function suggesterOf(index: Index): DomainSuggester {
         buildIndex([...extra, ...shifted], {
           ...index,
           isKnown: (domain) => extraSet.has(domain) || index.isKnown(domain),
-          knownNames: namesOf(extraSet, index.secondLevelSet, index.knownNames),
+          knownNames: once(() => namesOf(extraSet, index.secondLevelSet, index.knownNames())),
         }),
       );
     },
   };
   return suggester;
+}
+
+/** `make()`, called on the first call only; later calls answer its value. */
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => {
+    value ??= make();
+    return value;
+  };
 }
 
 /** The second-level names among the name labels of `domains`, added to `names`. */
@@ -355,10 +368,10 @@ export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
       secondLevel,
       secondLevelSet,
       regionalSet: new Set([...secondLevel, ...(lists.regional ?? []).map(normalize)]),
-      secondary: oneEditIndex(secondary),
+      secondary: once(() => oneEditIndex(secondary)),
       topLevel,
       topLevelSet: new Set(topLevel),
-      knownNames: namesOf(known, secondLevelSet),
+      knownNames: once(() => namesOf(known, secondLevelSet)),
       cacheSize,
     }),
   );

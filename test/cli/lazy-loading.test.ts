@@ -22,6 +22,18 @@ const NOT_FOR_VERIFY = [
   /^node_modules\/(socks|ip-address|smart-buffer|hono|@hono|pg|@electric-sql|bullmq|ioredis|pino|prom-client)\//,
 ];
 
+/**
+ * Code a verification without DNS never runs, imported on first use (issue 30, cold start): the SMTP probe (the
+ * check's work, the prober, its pool and sessions), Node's TCP transport and the cached node:dns resolver.
+ */
+const NOT_WITHOUT_DNS = [
+  /^dist\/checks\/smtp-probe\.js$/,
+  /^dist\/smtp\/(prober|pool|session|catch-all|tcp|connect|line-channel|classify)\.js$/,
+  /^dist\/smtp\/(pool|session)\//,
+  /^dist\/dns\/(node|cached)\.js$/,
+  /^node_modules\/(lru-cache|p-limit)\//,
+];
+
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let traces = 0;
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
@@ -48,7 +60,7 @@ async function traced(args: string[]) {
 }
 
 describe('mailvet loads only what a command runs', () => {
-  it('verify --no-dns loads the engine, and no server, store, fleet, console, doctor or proxy code', async () => {
+  it('verify --no-dns loads the engine, and no SMTP, DNS, server, store, fleet, console, doctor or proxy code', async () => {
     const { exit, loaded, builtins } = await traced(['verify', '--no-dns', 'a@b.com']);
     expect(exit.code).toBe(EXIT.notValid);
     expect(exit.stdout).toMatch(/^a@b\.com {2}unknown {2}score \d+\n/);
@@ -57,6 +69,7 @@ describe('mailvet loads only what a command runs', () => {
       expect.arrayContaining(['dist/cli/verify.js', 'dist/verifier.js', 'dist/data/disposable.js']),
     );
     expect(loaded.filter((path) => NOT_FOR_VERIFY.some((pattern) => pattern.test(path)))).toEqual([]);
+    expect(loaded.filter((path) => NOT_WITHOUT_DNS.some((pattern) => pattern.test(path)))).toEqual([]);
     expect(builtins).toContain('node:net'); // seen by the trace, like the files
     expect(builtins).not.toContain('node:tls'); // STARTTLS never happens offline
     expect(builtins).not.toContain('node:crypto'); // nor a DNS query of its own

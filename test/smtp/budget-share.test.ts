@@ -3,7 +3,7 @@
  * reply deadline of a command, and the error of a request that was never tried.
  */
 import { describe, expect, it } from 'vitest';
-import { attemptSettings } from '../../src/checks/smtp.js';
+import { attemptSettings } from '../../src/checks/smtp-probe.js';
 import { notTriedError, replyDeadline } from '../../src/smtp/pool/lease.js';
 import { createSessionPool, type PoolTarget, type RcptRequest } from '../../src/smtp/pool.js';
 import { fakeMailHost } from '../support/fake-smtp.js';

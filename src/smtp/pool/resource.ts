@@ -8,6 +8,8 @@
  */
 
 import { SmtpError } from '../../errors.js';
+import { commandsSpan, endWithOutcome, smtpSpan } from '../../smtp-spans.js';
+import { endSpan, type TraceSpan } from '../../tracing.js';
 import type { PipelinedRcpt, SmtpReply, SmtpSession, TranscriptHook } from '../types.js';
 import { type Backoff, mayWait } from './backoff.js';
 import type { Connection, Waiter } from './connection.js';
@@ -114,16 +116,24 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
   }
 
   async function openSession(conn: Connection, request: RcptRequest, lease: Lease): Promise<SmtpSession> {
-    const session = await within(
-      context.open(conn.target, {
-        settings: request.settings,
-        deadline: lease.deadline,
-        signal: conn.controller.signal,
-        trace: (direction, line) => conn.sink?.(direction, line),
-      }),
-      lease,
-      now,
-    );
+    const span = smtpSpan(lease.span, 'mailvet.smtp.session', conn.target);
+    let session: SmtpSession;
+    try {
+      session = await within(
+        context.open(conn.target, {
+          settings: request.settings,
+          deadline: lease.deadline,
+          signal: conn.controller.signal,
+          trace: (direction, line) => conn.sink?.(direction, line),
+        }),
+        lease,
+        now,
+      );
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+    endSpan(span);
     conn.session = session;
     return session;
   }
@@ -172,6 +182,30 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
       }
       return null;
     }
+    const span = commandsSpan(lease.span, conn.target, {
+      mailFrom: !compatible,
+      recipients: 1,
+      pipelined: false,
+    });
+    try {
+      const outcome = await oneByOne(conn, session, request, lease, compatible, reused);
+      endWithOutcome(span, outcome);
+      return outcome;
+    } catch (error) {
+      endSpan(span, error);
+      throw error;
+    }
+  }
+
+  /** `MAIL FROM` (unless the open envelope fits the request) and `RCPT TO`, one command at a time. */
+  async function oneByOne(
+    conn: Connection,
+    session: SmtpSession,
+    request: RcptRequest,
+    lease: Lease,
+    compatible: boolean,
+    reused: boolean,
+  ): Promise<RcptOutcome> {
     if (!compatible) {
       const refused = await envelope.open(conn, session, request, lease);
       if (refused !== null) return { kind: 'reply', stage: 'mail', reply: refused, reused };
@@ -234,10 +268,12 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
         ? { mailFrom: { sender, smtpUtf8: group.utf8, deadline: deadlines[0]!, onLine: everyone } }
         : {}),
     });
+    const spans = groupSpans(conn, members, group);
     const mail = replies.mail === null ? null : await settled(replies.mail);
     const rcpts = await Promise.all(replies.rcpts.map(settled));
     const inStep = replies.inStep === undefined || (await replies.inStep);
     conn.slowestMs = Math.max(conn.slowestMs, now() - started);
+    if (spans !== undefined) for (const span of spans) endSpan(span);
 
     const reading = readGroup({ mail, rcpts, before, retry452: group.retry452, reused, inStep });
     if (reading.envelopeRefused) conn.envelope = null;
@@ -285,6 +321,25 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
     else if (quit)
       slots.retire(conn); // reads the 221 to the QUIT the group ended with
     else slots.drop(conn);
+  }
+
+  /**
+   * The `mailvet.smtp.commands` spans of a pipelined group: one under each member's span (a member not traced gets
+   * none), each recording the whole group's shape; `undefined` when no member is traced.
+   */
+  function groupSpans(
+    conn: Connection,
+    members: readonly Waiter[],
+    group: GroupShape,
+  ): TraceSpan[] | undefined {
+    if (!members.some((member) => member.lease.span !== undefined)) return undefined;
+    const shape = { mailFrom: group.open, recipients: members.length, pipelined: true };
+    const spans: TraceSpan[] = [];
+    for (const member of members) {
+      const span = commandsSpan(member.lease.span, conn.target, shape);
+      if (span !== undefined) spans.push(span);
+    }
+    return spans;
   }
 
   /**

@@ -3,6 +3,7 @@
  * @module
  */
 
+import type { TraceSpan } from '../../tracing.js';
 import type { SmtpReply, SmtpSession, TlsPolicy, TranscriptHook } from '../types.js';
 
 /** A mail host address to reach. */
@@ -35,6 +36,11 @@ export interface Lease {
   readonly signal?: AbortSignal | undefined;
   /** Receives the lines of this request's dialogue (commands and replies), when tracing. */
   readonly trace?: TranscriptHook | undefined;
+  /**
+   * The OpenTelemetry span of the request, when one records it: the sessions it opens and the command groups it
+   * sends get spans under it (smtp/trace.ts). @default undefined (no spans)
+   */
+  readonly span?: TraceSpan | undefined;
 }
 
 /** What the pool hands to a {@link SessionFactory}. */
