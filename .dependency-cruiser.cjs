@@ -10,7 +10,7 @@
 
 /** The runtime-free core. verifier.ts (createVerifier on Node's defaults) and node-runtime.ts are not in it. */
 const CORE = [
-  '^src/(syntax|typo|data|checks|io)/',
+  '^src/(syntax|typo|data|checks|io|known)/',
   '^src/(verifier-core|runtime|options|result|result-json|score|errors|clock|envelope-options|abort-watch|weak-memo)\\.ts$',
 ];
 /** Node's built-in modules, as dependency-cruiser names them (without `node:`). */

@@ -8,6 +8,8 @@ import { parseCidrList } from './dns/guard.js';
 import type { Resolver } from './dns/types.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
+import { type KnownResultsTtl, resolveKnownTtl } from './known/ttl.js';
+import { type KnownResults, MAX_NAMESPACE_LENGTH } from './known/types.js';
 import type { TlsPolicy, Transport } from './smtp/types.js';
 
 /**
@@ -116,6 +118,26 @@ export interface VerifyOptions {
   readonly mxBackoffMs?: number;
   /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
   readonly signal?: AbortSignal;
+  /**
+   * Known results (docs/known-results.md): the verdicts of addresses a mail server was asked about, kept for a time
+   * that depends on the status, answer the next verification of the same address in the same namespace instead of a
+   * new SMTP session (the syntax, list and DNS checks still run). With it, every result carries `checked_at`.
+   * @default none (every verification asks the mail server)
+   */
+  readonly knownResults?: KnownResults;
+  /**
+   * How long a known result answers, in milliseconds, per status (`valid`, `invalid`, `catch_all`, `unknown`),
+   * 0-7776000000 (90 days); `0` keeps none of that status. Members left out keep their default.
+   * @default { valid: 604800000, invalid: 604800000, catch_all: 604800000, unknown: 600000 }
+   */
+  readonly knownResultsTtlMs?: Partial<KnownResultsTtl>;
+  /** Ask the mail server even when a known result is kept (the new answer is kept in its place). @default false */
+  readonly fresh?: boolean;
+  /**
+   * The namespace of known results this verification reads and writes: results kept in one never answer another
+   * (the HTTP API uses the caller's tenant). At most 256 characters, no control character. @default ''
+   */
+  readonly knownResultsNamespace?: string;
 }
 
 /**
@@ -132,6 +154,8 @@ export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
   'idleSessionMs',
   'mxBackoffMs',
   'catchAllTtlMs',
+  'knownResults',
+  'knownResultsTtlMs',
 ] as const satisfies readonly (keyof VerifyOptions)[]);
 
 /** A name in {@link VERIFIER_LEVEL_OPTIONS}. */
@@ -179,6 +203,10 @@ export interface ResolvedOptions {
   readonly idleSessionMs: number;
   readonly mxBackoffMs: number;
   readonly signal: AbortSignal | undefined;
+  readonly knownResults: KnownResults | undefined;
+  readonly knownResultsTtl: KnownResultsTtl;
+  readonly fresh: boolean;
+  readonly knownResultsNamespace: string;
 }
 
 /** The documented defaults. */
@@ -204,6 +232,7 @@ export const DEFAULTS = Object.freeze({
   maxRejectsPerSession: 8,
   idleSessionMs: 5_000,
   mxBackoffMs: 30_000,
+  fresh: false,
 });
 
 const KNOWN_KEYS = new Set([
@@ -241,6 +270,10 @@ const KNOWN_KEYS = new Set([
   'idleSessionMs',
   'mxBackoffMs',
   'signal',
+  'knownResults',
+  'knownResultsTtlMs',
+  'fresh',
+  'knownResultsNamespace',
 ]);
 
 const MAX_LIST_ENTRIES = 1_000_000;
@@ -359,6 +392,25 @@ function signalOption(signal: unknown): AbortSignal | undefined {
     throw new OptionsError('signal', 'must be an AbortSignal');
   }
   return signal as AbortSignal | undefined;
+}
+
+/**
+ * Validates a known-results namespace (the `knownResultsNamespace` option): a string of at most
+ * {@link MAX_NAMESPACE_LENGTH} characters without control characters. Throws an `OptionsError` naming `option`.
+ */
+export function knownResultsNamespaceOf(value: unknown, option = 'knownResultsNamespace'): string {
+  if (value === undefined) return '';
+  if (
+    typeof value !== 'string' ||
+    value.length > MAX_NAMESPACE_LENGTH ||
+    /[\u0000-\u001f\u007f]/.test(value)
+  ) {
+    throw new OptionsError(
+      option,
+      `must be a string of at most ${MAX_NAMESPACE_LENGTH} characters without control characters`,
+    );
+  }
+  return value;
 }
 
 const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'replyTimeoutMs', 'signal']);
@@ -487,5 +539,9 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
     mxBackoffMs: int(options, 'mxBackoffMs', 0, 3_600_000),
     signal,
+    knownResults: seam<KnownResults>(options.knownResults, 'knownResults', ['get', 'set']),
+    knownResultsTtl: resolveKnownTtl(options.knownResultsTtlMs),
+    fresh: bool(options, 'fresh'),
+    knownResultsNamespace: knownResultsNamespaceOf(options.knownResultsNamespace),
   };
 }

@@ -5,11 +5,13 @@
  * @module
  */
 import { DEFAULT_CHECKS } from './checks/index.js';
-import { createCheckState } from './checks/state.js';
+import { createCheckState, type KnownResultsCall } from './checks/state.js';
 import type { Check, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
+import { rememberingCheck } from './known/check.js';
 import {
   applyBudget,
+  knownResultsNamespaceOf,
   type ResolvedOptions,
   resolveOptions,
   VERIFIER_LEVEL_OPTIONS,
@@ -49,10 +51,14 @@ export function trimInput(input: string): string {
 }
 
 function checksOf(options: ResolvedOptions): readonly Check[] {
-  const checks = options.checks ?? DEFAULT_CHECKS;
-  return options.disableChecks.size === 0
-    ? checks
-    : checks.filter((check) => !options.disableChecks.has(check.name));
+  const all = options.checks ?? DEFAULT_CHECKS;
+  const checks =
+    options.disableChecks.size === 0 ? all : all.filter((check) => !options.disableChecks.has(check.name));
+  const known = options.knownResults;
+  if (known === undefined) return checks;
+  return checks.map((check) =>
+    check.name === 'smtp' ? rememberingCheck(check, known, options.knownResultsTtl) : check,
+  );
 }
 
 function toResult(state: CheckState, verdict: Verdict): VerificationResult {
@@ -75,7 +81,31 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
   result.score = scoreOf(result);
   if (state.reason !== null && verdict.status !== 'valid') result.reason = state.reason;
   if (state.transcript !== null) result.smtp_transcript = state.transcript;
+  if (state.options.knownResults !== undefined) {
+    result.checked_at = new Date(state.checkedAt ?? state.runtime.now()).toISOString();
+  }
   return result;
+}
+
+/**
+ * `fresh` and `knownResultsNamespace` of `overrides` over the verifier's, validated, and the overrides without
+ * them (the same object when they hold neither), so that a call that sets only these and a budget keeps the
+ * verifier's resolved options (and the SMTP pool's sessions keyed by them).
+ */
+function splitCall(
+  overrides: VerifyCallOptions,
+  base: KnownResultsCall,
+): { call: KnownResultsCall; rest: VerifyCallOptions } {
+  if (!('fresh' in overrides) && !('knownResultsNamespace' in overrides))
+    return { call: base, rest: overrides };
+  const { fresh, knownResultsNamespace, ...rest } = overrides;
+  if (fresh !== undefined && typeof fresh !== 'boolean') throw new OptionsError('fresh', 'must be a boolean');
+  const call: KnownResultsCall = {
+    fresh: fresh ?? base.fresh,
+    namespace:
+      knownResultsNamespace === undefined ? base.namespace : knownResultsNamespaceOf(knownResultsNamespace),
+  };
+  return { call, rest };
 }
 
 async function run(
@@ -83,8 +113,9 @@ async function run(
   options: ResolvedOptions,
   checks: readonly Check[],
   runtime: OwnedRuntime,
+  call: KnownResultsCall,
 ): Promise<VerificationResult> {
-  const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs);
+  const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs, call);
   for (let i = 0; i < checks.length; i += 1) {
     if (state.signal?.aborted) return toResult(state, ABORTED);
     let verdict: Verdict | undefined;
@@ -133,6 +164,7 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
   const options = resolveOptions(defaults);
   const checks = checksOf(options);
   const runtime = createRuntime(options, platform);
+  const baseCall: KnownResultsCall = { fresh: options.fresh, namespace: options.knownResultsNamespace };
   let disposed = false;
 
   return {
@@ -141,19 +173,22 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
       if (typeof email !== 'string') {
         return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
       }
-      if (overrides === undefined) return run(email, options, checks, runtime);
+      if (overrides === undefined) return run(email, options, checks, runtime, baseCall);
       let merged: ResolvedOptions;
+      let call: KnownResultsCall;
       try {
-        const budgeted = applyBudget(options, overrides);
-        if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
+        const split = splitCall(overrides, baseCall);
+        call = split.call;
+        const budgeted = applyBudget(options, split.rest);
+        if (budgeted !== undefined) return run(email, budgeted, checks, runtime, call);
         for (const key of VERIFIER_LEVEL_OPTIONS) {
           if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
         }
-        merged = resolveOptions({ ...defaults, ...overrides });
+        merged = resolveOptions({ ...defaults, ...split.rest });
       } catch (error) {
         return Promise.reject(error);
       }
-      return run(email, merged, checksOf(merged), runtime);
+      return run(email, merged, checksOf(merged), runtime, call);
     },
     async dispose() {
       if (disposed) return;

@@ -68,6 +68,12 @@ export interface CheckState {
   transcript: string[] | null;
   /** Why the verdict is what it is (the result's `reason`), set by the check that knows; `null` for none. */
   reason: string | null;
+  /** Ask the mail server even when a known result is kept (the call's `fresh` option). */
+  readonly fresh: boolean;
+  /** The namespace of known results this verification reads and writes (the call's `knownResultsNamespace`). */
+  readonly knownResultsNamespace: string;
+  /** When a known result answered: the time its mail server was asked (ms since the epoch); else `null`. */
+  checkedAt: number | null;
 }
 
 /** What a check returns: a final {@link Verdict} stops the run; `undefined` lets the next check go. */

@@ -6,6 +6,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { FleetJobStore } from '../bulk/runner.js';
 import { OptionsError } from '../errors.js';
 import type { SqlDriver } from './driver.js';
+import type { KnownResultsHost } from './known-results.js';
 import { openError, redactUrl } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
 import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
@@ -71,7 +72,9 @@ function pgDriver(pool: Pool, owns: boolean): SqlDriver {
  * @example
  * const store = await postgresStore({ connectionString: 'postgres://postgres@127.0.0.1:5432/mailvet' });
  */
-export async function postgresStore(options: PostgresStoreOptions): Promise<FleetJobStore> {
+export async function postgresStore(
+  options: PostgresStoreOptions,
+): Promise<FleetJobStore & KnownResultsHost> {
   if (typeof options !== 'object' || options === null) {
     throw new OptionsError('options', 'must be an object with connectionString or pool');
   }

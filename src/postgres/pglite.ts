@@ -8,6 +8,7 @@ import { OptionsError } from '../errors.js';
 import { claimDataDir } from './data-dir.js';
 import type { StoreLockedError } from './dir-lock.js';
 import type { SqlDriver } from './driver.js';
+import type { KnownResultsHost } from './known-results.js';
 import { openError } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
 import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
@@ -54,7 +55,9 @@ function pgliteDriver(db: PGlite, owns: boolean): SqlDriver {
  * @example
  * const jobs = new BulkJobManager({ store: await pgliteStore({ dataDir: './mailvet-data' }) });
  */
-export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<DurableJobStore> {
+export async function pgliteStore(
+  options: PgliteStoreOptions = {},
+): Promise<DurableJobStore & KnownResultsHost> {
   const resolved = resolveSqlOptions(options);
   if (options.db !== undefined && options.dataDir !== undefined) {
     throw new OptionsError('dataDir', 'cannot be given together with db');
@@ -88,7 +91,7 @@ async function openPglite(
   options: PgliteStoreOptions,
   resolved: ReturnType<typeof resolveSqlOptions>,
   what: string,
-): Promise<DurableJobStore> {
+): Promise<DurableJobStore & KnownResultsHost> {
   let db = options.db;
   if (db === undefined) {
     let module: typeof import('@electric-sql/pglite');

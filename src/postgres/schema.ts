@@ -76,6 +76,15 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE {s}.inputs ADD COLUMN source_rows text[];`,
   // 4: the webhook ({ url, events }) of a fleet job, so that any API node can deliver its events.
   `ALTER TABLE {s}.jobs ADD COLUMN webhook jsonb;`,
+  // 5: known results (the verdicts of addresses a mail server was asked about), shared by every process on the
+  // database; `key` is the namespace (tenant) and the address, `verdict` JSON text, the times in ms since the epoch.
+  `CREATE TABLE {s}.known_results (
+     key text PRIMARY KEY,
+     verdict text NOT NULL,
+     checked_at bigint NOT NULL,
+     expires_at bigint NOT NULL
+   );
+   CREATE INDEX known_results_expiry ON {s}.known_results (expires_at);`,
 ];
 
 /** The schema version this code writes. */

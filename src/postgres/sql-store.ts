@@ -10,6 +10,7 @@ import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
+import { type KnownResultsHost, sqlKnownResults } from './known-results.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
 
@@ -73,7 +74,7 @@ export async function openSqlStore(
      */
     readonly checkDamage: boolean;
   },
-): Promise<FleetJobStore> {
+): Promise<FleetJobStore & KnownResultsHost> {
   const s = options.schema;
   await migrate(driver, s);
   if (options.exclusive) {
@@ -439,6 +440,10 @@ export async function openSqlStore(
 
     async ping() {
       await driver.query('SELECT 1');
+    },
+
+    knownResults(knownOptions) {
+      return sqlKnownResults(driver, s, knownOptions);
     },
 
     async close() {
