@@ -81,8 +81,9 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
   result.score = scoreOf(result);
   if (state.reason !== null && verdict.status !== 'valid') result.reason = state.reason;
   if (state.transcript !== null) result.smtp_transcript = state.transcript;
-  if (state.options.knownResults !== undefined) {
-    result.checked_at = new Date(state.checkedAt ?? state.runtime.now()).toISOString();
+  const known = state.options.knownResults;
+  if (known !== undefined) {
+    result.checked_at = new Date(state.checkedAt ?? known.now?.() ?? state.runtime.now()).toISOString();
   }
   return result;
 }

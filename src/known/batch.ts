@@ -71,6 +71,7 @@ export function batchedKnownResults(inner: KnownResults): KnownResults {
   }
 
   return {
+    ...(inner.now === undefined ? {} : { now: () => inner.now!() }),
     get(keys) {
       return new Promise((resolve, reject) => {
         gets.push({ keys, waiter: { resolve, reject } });

@@ -36,9 +36,15 @@ function answer(state: CheckState, kept: KnownResult): Verdict {
   return { status: kept.status, sub_status: kept.sub_status };
 }
 
-async function keep(known: KnownResults, key: string, verdict: KnownVerdict, ttlMs: number): Promise<void> {
+async function keep(
+  known: KnownResults,
+  key: string,
+  verdict: KnownVerdict,
+  checkedAt: number,
+  ttlMs: number,
+): Promise<void> {
   try {
-    await known.set([{ key, verdict, ttlMs }]);
+    await known.set([{ key, verdict, checkedAt, ttlMs }]);
   } catch {
     // Best effort: a result not kept is asked for again next time.
   }
@@ -71,8 +77,9 @@ export function rememberingCheck(inner: Check, known: KnownResults, ttl: KnownRe
         smtp_provider: state.smtp_provider,
         reason: state.reason,
       };
+      state.checkedAt = known.now?.() ?? state.runtime.now();
       const ttlMs = ttlOf(kept, ttl);
-      if (ttlMs > 0) await keep(known, key, kept, ttlMs);
+      if (ttlMs > 0) await keep(known, key, kept, state.checkedAt, ttlMs);
       return verdict;
     },
   };

@@ -13,7 +13,7 @@ export interface MemoryKnownResultsOptions {
   readonly maxEntries?: number;
   /** Most bytes kept (keys and verdicts, estimated at 2 bytes per character plus 64 per entry). @default 33554432 */
   readonly maxBytes?: number;
-  /** Time source: stamps `checkedAt` and decides expiry. @default the system clock */
+  /** Time source: decides expiry. @default the system clock */
   readonly clock?: Pick<Clock, 'now'>;
 }
 
@@ -65,6 +65,7 @@ export function memoryKnownResults(options: MemoryKnownResultsOptions = {}): Kno
     sizeCalculation: (kept, key) => sizeOf(key, kept.result),
   });
   return {
+    now: () => clock.now(),
     async get(keys) {
       const now = clock.now();
       const found = new Map<string, KnownResult>();
@@ -77,11 +78,10 @@ export function memoryKnownResults(options: MemoryKnownResultsOptions = {}): Kno
       return found;
     },
     async set(entries: readonly KnownEntry[]) {
-      const now = clock.now();
-      for (const { key, verdict, ttlMs } of entries) {
-        const result: KnownResult = { ...verdict, checkedAt: now };
+      for (const { key, verdict, checkedAt, ttlMs } of entries) {
+        const result: KnownResult = { ...verdict, checkedAt };
         if (sizeOf(key, result) > maxSize) continue;
-        cache.set(key, { result, expiresAt: now + ttlMs });
+        cache.set(key, { result, expiresAt: checkedAt + ttlMs });
       }
     },
   };

@@ -23,24 +23,25 @@ export interface KnownVerdict {
 
 /** A kept verdict, with the time the mail server was asked. */
 export interface KnownResult extends KnownVerdict {
-  /** When the mail server was asked, in milliseconds since the Unix epoch (the store's clock). */
+  /** When the mail server was asked, in milliseconds since the Unix epoch. */
   readonly checkedAt: number;
 }
 
-/** One verdict to keep: under `key`, for `ttlMs` from now (by the store's clock). */
+/** One verdict to keep: under `key`, from `checkedAt` for `ttlMs`. */
 export interface KnownEntry {
   /** The namespace and the address, as {@link knownKey} makes them. */
   readonly key: string;
   /** What to keep. */
   readonly verdict: KnownVerdict;
-  /** How long it answers, in milliseconds (at least 1). */
+  /** When the mail server was asked, in milliseconds since the Unix epoch (the verifier's clock). */
+  readonly checkedAt: number;
+  /** How long it answers after `checkedAt`, in milliseconds (at least 1). */
   readonly ttlMs: number;
 }
 
 /**
  * Where known results are kept. Both members are batched (a bulk chunk asks for many keys in one call); an
- * implementation stamps `checkedAt` with its own clock when it keeps an entry, answers only entries not yet expired,
- * and bounds what it holds. A rejection is taken as "nothing known" by the verifier (it then asks the mail
+ * implementation answers an entry while its own clock is before `checkedAt + ttlMs`, and bounds what it holds. A rejection is taken as "nothing known" by the verifier (it then asks the mail
  * server), never as a failed verification.
  */
 export interface KnownResults {
@@ -48,6 +49,11 @@ export interface KnownResults {
   get(keys: readonly string[]): Promise<ReadonlyMap<string, KnownResult>>;
   /** Keeps `entries`, replacing what was kept under their keys. */
   set(entries: readonly KnownEntry[]): Promise<void>;
+  /**
+   * The implementation's clock, in milliseconds since the Unix epoch: the verifier stamps `checkedAt` with it, so
+   * that expiry and `checked_at` go by one clock (a fake one in tests). @default the verifier's clock
+   */
+  now?(): number;
 }
 
 /** Longest namespace, in UTF-16 code units. */

@@ -13,7 +13,7 @@ import type { SqlDriver } from './driver.js';
 export interface StoreKnownResultsOptions {
   /** How often expired rows are deleted, in milliseconds (1,000-86,400,000); `0` never (call `sweep()`). @default 600000 */
   readonly sweepIntervalMs?: number;
-  /** Time source: stamps `checkedAt`, decides expiry, runs the sweep. @default the system clock */
+  /** Time source: decides expiry, runs the sweep. @default the system clock */
   readonly clock?: Clock;
 }
 
@@ -110,17 +110,17 @@ export function sqlKnownResults(
     },
     async set(entries) {
       if (entries.length === 0) return;
-      const now = clock.now();
       const latest = lastPerKey(entries);
       await driver.query(
         `INSERT INTO ${table} (key, verdict, checked_at, expires_at)
-         SELECT key, verdict, $3, $3 + ttl FROM unnest($1::text[], $2::text[], $4::bigint[]) AS t(key, verdict, ttl)
+         SELECT key, verdict, checked_at, checked_at + ttl
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS t(key, verdict, checked_at, ttl)
          ON CONFLICT (key) DO UPDATE SET verdict = excluded.verdict, checked_at = excluded.checked_at,
            expires_at = excluded.expires_at`,
         [
           latest.map((entry) => entry.key),
           latest.map((entry) => JSON.stringify(entry.verdict)),
-          now,
+          latest.map((entry) => entry.checkedAt),
           latest.map((entry) => entry.ttlMs),
         ],
       );
@@ -144,6 +144,7 @@ export function sqlKnownResults(
 
   return {
     ...batchedKnownResults(direct),
+    now: () => clock.now(),
     sweep,
     close() {
       closed = true;

@@ -89,7 +89,7 @@ export function knownResultsContract(
   describe(`KnownResults contract: ${name}`, () => {
     it(
       'answers nothing for keys never kept, and an empty map for no keys',
-      withKnown(async (known) => {
+      withKnown(async (known, clock) => {
         expect((await known.get([knownKey('', 'a@x.test')])).size).toBe(0);
         expect((await known.get([])).size).toBe(0);
       }),
@@ -99,7 +99,7 @@ export function knownResultsContract(
       'answers a kept verdict with the time it was kept, until its time to live has passed',
       withKnown(async (known, clock) => {
         const key = knownKey('', 'a@x.test');
-        await known.set([{ key, verdict: MISSING, ttlMs: 60_000 }]);
+        await known.set([{ key, verdict: MISSING, checkedAt: clock.now(), ttlMs: 60_000 }]);
         expect((await known.get([key])).get(key)).toEqual({ ...MISSING, checkedAt: START });
         clock.advance(59_999);
         expect((await known.get([key])).has(key)).toBe(true);
@@ -112,9 +112,9 @@ export function knownResultsContract(
       'replaces a kept verdict: the later one answers, with its own time and time to live',
       withKnown(async (known, clock) => {
         const key = knownKey('', 'a@x.test');
-        await known.set([{ key, verdict: VALID, ttlMs: 1000 }]);
+        await known.set([{ key, verdict: VALID, checkedAt: clock.now(), ttlMs: 1000 }]);
         clock.advance(500);
-        await known.set([{ key, verdict: MISSING, ttlMs: 10_000 }]);
+        await known.set([{ key, verdict: MISSING, checkedAt: clock.now(), ttlMs: 10_000 }]);
         clock.advance(5000);
         expect((await known.get([key])).get(key)).toEqual({ ...MISSING, checkedAt: START + 500 });
       }),
@@ -122,12 +122,12 @@ export function knownResultsContract(
 
     it(
       'keeps the last of duplicate keys in one batch, and answers a batch of 1,500 keys in one call',
-      withKnown(async (known) => {
+      withKnown(async (known, clock) => {
         const keys = Array.from({ length: 1500 }, (_, i) => knownKey('', `user${i}@x.test`));
-        await known.set(keys.map((key) => ({ key, verdict: VALID, ttlMs: 60_000 })));
+        await known.set(keys.map((key) => ({ key, verdict: VALID, checkedAt: clock.now(), ttlMs: 60_000 })));
         await known.set([
-          { key: keys[0]!, verdict: VALID, ttlMs: 60_000 },
-          { key: keys[0]!, verdict: MISSING, ttlMs: 60_000 },
+          { key: keys[0]!, verdict: VALID, checkedAt: clock.now(), ttlMs: 60_000 },
+          { key: keys[0]!, verdict: MISSING, checkedAt: clock.now(), ttlMs: 60_000 },
         ]);
         const found = await known.get([...keys, knownKey('', 'nobody@x.test')]);
         expect(found.size).toBe(1500);
@@ -138,8 +138,10 @@ export function knownResultsContract(
 
     it(
       'keeps namespaces apart: a verdict kept in one never answers another',
-      withKnown(async (known) => {
-        await known.set([{ key: knownKey('tenant-a', 'a@x.test'), verdict: VALID, ttlMs: 60_000 }]);
+      withKnown(async (known, clock) => {
+        await known.set([
+          { key: knownKey('tenant-a', 'a@x.test'), verdict: VALID, checkedAt: clock.now(), ttlMs: 60_000 },
+        ]);
         const found = await known.get([knownKey('tenant-b', 'a@x.test'), knownKey('', 'a@x.test')]);
         expect(found.size).toBe(0);
         expect((await known.get([knownKey('tenant-a', 'a@x.test')])).size).toBe(1);
@@ -148,10 +150,10 @@ export function knownResultsContract(
 
     it(
       'keeps unicode, quotes and long reasons exactly',
-      withKnown(async (known) => {
+      withKnown(async (known, clock) => {
         const key = knownKey('ténant "ü" 🙂', '"jöhn doe"@bücher.example');
         const verdict: KnownVerdict = { ...MISSING, reason: `${'é"\\'.repeat(300)} 🙂` };
-        await known.set([{ key, verdict, ttlMs: 60_000 }]);
+        await known.set([{ key, verdict, checkedAt: clock.now(), ttlMs: 60_000 }]);
         expect((await known.get([key])).get(key)).toEqual({ ...verdict, checkedAt: START });
         expect((await known.get([knownKey('ténant "ü" 🙂', '"jöhn doe"@bucher.example')])).size).toBe(0);
       }),

@@ -31,6 +31,8 @@ knownResultsContract('pgliteStore().knownResults()', async (clock) => {
   };
 });
 
+const NOW = Date.now();
+
 const VALID: KnownVerdict = {
   status: 'valid',
   sub_status: null,
@@ -49,8 +51,8 @@ describe('the store sweep', () => {
     const known = store.knownResults({ clock, sweepIntervalMs: 60_000 });
     try {
       await known.set([
-        { key: knownKey('', 'short@x.test'), verdict: VALID, ttlMs: 30_000 },
-        { key: knownKey('', 'long@x.test'), verdict: VALID, ttlMs: 3_600_000 },
+        { key: knownKey('', 'short@x.test'), verdict: VALID, checkedAt: clock.now(), ttlMs: 30_000 },
+        { key: knownKey('', 'long@x.test'), verdict: VALID, checkedAt: clock.now(), ttlMs: 3_600_000 },
       ]);
       const count = async () =>
         Number(
@@ -109,7 +111,7 @@ describe.skipIf(POSTGRES_URL === undefined)('on the PostgreSQL server', () => {
     const a = first.knownResults();
     const b = second.knownResults();
     try {
-      await a.set([{ key: knownKey('t', 'a@x.test'), verdict: VALID, ttlMs: 60_000 }]);
+      await a.set([{ key: knownKey('t', 'a@x.test'), verdict: VALID, checkedAt: NOW, ttlMs: 60_000 }]);
       expect((await b.get([knownKey('t', 'a@x.test')])).get(knownKey('t', 'a@x.test'))?.status).toBe('valid');
     } finally {
       a.close();
