@@ -135,7 +135,8 @@ export interface VerifyOptions {
   readonly fresh?: boolean;
   /**
    * The namespace of known results this verification reads and writes: results kept in one never answer another
-   * (the HTTP API uses the caller's tenant). At most 256 characters, no control character. @default ''
+   * (the HTTP API and bulk jobs use the caller's tenant, the job's owner). At most 1024 characters, no NUL character
+   * or lone surrogate. @default ''
    */
   readonly knownResultsNamespace?: string;
 }
@@ -394,20 +395,20 @@ function signalOption(signal: unknown): AbortSignal | undefined {
   return signal as AbortSignal | undefined;
 }
 
+/** A NUL character or a lone surrogate: what a database's text cannot hold. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
  * Validates a known-results namespace (the `knownResultsNamespace` option): a string of at most
- * {@link MAX_NAMESPACE_LENGTH} characters without control characters. Throws an `OptionsError` naming `option`.
+ * {@link MAX_NAMESPACE_LENGTH} characters without NUL characters or lone surrogates (what a job's owner may be).
+ * Throws an `OptionsError` naming `option`.
  */
 export function knownResultsNamespaceOf(value: unknown, option = 'knownResultsNamespace'): string {
   if (value === undefined) return '';
-  if (
-    typeof value !== 'string' ||
-    value.length > MAX_NAMESPACE_LENGTH ||
-    /[\u0000-\u001f\u007f]/.test(value)
-  ) {
+  if (typeof value !== 'string' || value.length > MAX_NAMESPACE_LENGTH || UNSTORABLE.test(value)) {
     throw new OptionsError(
       option,
-      `must be a string of at most ${MAX_NAMESPACE_LENGTH} characters without control characters`,
+      `must be a string of at most ${MAX_NAMESPACE_LENGTH} characters without NUL characters or lone surrogates`,
     );
   }
   return value;

@@ -93,12 +93,29 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
  * them (the same object when they hold neither), so that a call that sets only these and a budget keeps the
  * verifier's resolved options (and the SMTP pool's sessions keyed by them).
  */
-function splitCall(
-  overrides: VerifyCallOptions,
-  base: KnownResultsCall,
-): { call: KnownResultsCall; rest: VerifyCallOptions } {
+function splitCall(overrides: VerifyCallOptions, base: KnownResultsCall): CallSplit {
   if (!('fresh' in overrides) && !('knownResultsNamespace' in overrides))
     return { call: base, rest: overrides };
+  const frozen = Object.isFrozen(overrides);
+  if (frozen) {
+    const known = frozenSplits.get(overrides);
+    if (known?.base === base) return known.split;
+  }
+  const split = splitOf(overrides, base);
+  if (frozen) frozenSplits.set(overrides, { base, split });
+  return split;
+}
+
+/** The known-results part of a call, and the rest of its overrides. */
+interface CallSplit {
+  readonly call: KnownResultsCall;
+  readonly rest: VerifyCallOptions;
+}
+
+/** The split of each frozen overrides object (a bulk job's, an HTTP request's per tenant), made once per base. */
+const frozenSplits = new WeakMap<VerifyCallOptions, { base: KnownResultsCall; split: CallSplit }>();
+
+function splitOf(overrides: VerifyCallOptions, base: KnownResultsCall): CallSplit {
   const { fresh, knownResultsNamespace, ...rest } = overrides;
   if (fresh !== undefined && typeof fresh !== 'boolean') throw new OptionsError('fresh', 'must be a boolean');
   const call: KnownResultsCall = {
@@ -106,7 +123,7 @@ function splitCall(
     namespace:
       knownResultsNamespace === undefined ? base.namespace : knownResultsNamespaceOf(knownResultsNamespace),
   };
-  return { call, rest };
+  return { call, rest: Object.isFrozen(overrides) ? Object.freeze(rest) : rest };
 }
 
 async function run(

@@ -56,12 +56,12 @@ export interface KnownResults {
   now?(): number;
 }
 
-/** Longest namespace, in UTF-16 code units. */
-export const MAX_NAMESPACE_LENGTH = 256;
+/** Longest namespace, in UTF-16 code units (the longest job owner, so a tenant always fits). */
+export const MAX_NAMESPACE_LENGTH = 1024;
 
 /**
  * The key of `address` (a normalized address, as the syntax check gives it) in `namespace`: the namespace, a
- * line feed (which neither may contain), then the address.
+ * line feed, then the address (which the syntax check never lets contain one, so the key is unambiguous).
  * @example
  * knownKey('acme', 'jane@example.com'); // 'acme\njane@example.com'
  */

@@ -176,8 +176,9 @@ describe('a verifier with known results', () => {
       const bad: [Record<string, unknown>, RegExp][] = [
         [{ fresh: 'maybe' }, /^fresh must be a boolean/],
         [{ fresh: 'trüe' }, /^fresh must be a boolean/],
-        [{ knownResultsNamespace: 'a\nb' }, /^knownResultsNamespace must be a string/],
-        [{ knownResultsNamespace: 'x'.repeat(257) }, /^knownResultsNamespace/],
+        [{ knownResultsNamespace: 'a\u0000b' }, /^knownResultsNamespace must be a string/],
+        [{ knownResultsNamespace: 'lone \ud800 half' }, /^knownResultsNamespace must be a string/],
+        [{ knownResultsNamespace: 'x'.repeat(1025) }, /^knownResultsNamespace/],
         [{ knownResultsNamespace: 42 }, /^knownResultsNamespace/],
         [{ knownResults: memoryKnownResults() }, /^knownResults can only be set on createVerifier/],
         [{ knownResultsTtlMs: { valid: 1 } }, /^knownResultsTtlMs can only be set on createVerifier/],
