@@ -21,6 +21,7 @@ const BENCHES: Record<string, string[]> = {
   fleet: ['--import', 'tsx', 'bench/fleet.ts'],
   postfix: ['--import', 'tsx', 'bench/postfix.ts'],
   'cold-start': ['--import', 'tsx', 'bench/cold-start.ts'],
+  'known-results': ['--import', 'tsx', 'bench/known-results.ts'],
 };
 
 /** Benchmarks that run only when named (they need a server set up by hand). */
