@@ -2,7 +2,7 @@
  * Typed errors with stable codes. `verify` throws only on misuse (bad options); a bad address gives a result.
  * @module
  */
-import type { SmtpReply, SmtpStage } from './smtp/types.js';
+import type { SmtpReply, SmtpStage } from './contracts/smtp.js';
 
 /** Every stable error code, with the HTTP status the adapter maps it to. */
 export const ERROR_CODES = {

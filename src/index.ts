@@ -168,6 +168,13 @@ export {
   knownKey,
 } from './known/types.js';
 export {
+  type BooleanField,
+  type CustomField,
+  type IntegerField,
+  type OptionField,
+  VERIFY_FIELDS,
+} from './option-fields.js';
+export {
   DEFAULTS,
   type ListOptions,
   type ListPatch,

@@ -3,11 +3,10 @@
  * come from {@link PlatformDefaults} (Node's are in node-runtime.ts).
  * @module
  */
-import type { Resolver } from './dns/types.js';
+import type { Resolver } from './contracts/dns.js';
+import type { Transport } from './contracts/smtp.js';
 import { MailvetError } from './errors.js';
-import type { ResolvedOptions } from './options.js';
 import { createProber, type Prober } from './smtp/prober.js';
-import type { Transport } from './smtp/types.js';
 
 /**
  * What a platform gives a verifier for the seams its options leave unset: each is called at most once per
@@ -36,6 +35,23 @@ export interface VerifierRuntime {
   readonly prober: Prober;
 }
 
+/**
+ * What {@link createRuntime} reads of a verifier's resolved options (`ResolvedOptions` has every field): the seams
+ * given, the HELO name and the pool settings.
+ */
+export interface RuntimeSettings {
+  readonly resolver: Resolver | undefined;
+  readonly transport: Transport | undefined;
+  readonly heloHost: string | undefined;
+  readonly perMxConcurrency: number;
+  readonly concurrency: number;
+  readonly maxRcptPerSession: number;
+  readonly maxRejectsPerSession: number;
+  readonly idleSessionMs: number;
+  readonly mxBackoffMs: number;
+  readonly catchAllTtlMs: number;
+}
+
 /** A runtime together with the means to release it. */
 export interface OwnedRuntime extends VerifierRuntime {
   /** Releases pools, caches and timers. */
@@ -48,7 +64,7 @@ export interface OwnedRuntime extends VerifierRuntime {
  * (`dns: false`, or a `verify(email, options)` call that fails syntax) costs microseconds, not the
  * milliseconds their caches take to allocate.
  */
-export function createRuntime(options: ResolvedOptions, platform: PlatformDefaults): OwnedRuntime {
+export function createRuntime(options: RuntimeSettings, platform: PlatformDefaults): OwnedRuntime {
   const transport = options.transport ?? platform.transport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
