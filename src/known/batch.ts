@@ -3,6 +3,7 @@
  * one call each, so a bulk chunk's verifications cost one round trip to a shared store, not one per address.
  * @module
  */
+import { OptionsError } from '../errors.js';
 import type { KnownEntry, KnownResult, KnownResults } from './types.js';
 
 /** Most keys (or entries) in one call to the wrapped store. */
@@ -13,16 +14,31 @@ interface Waiter<T> {
   readonly reject: (error: unknown) => void;
 }
 
+/** Options of {@link batchedKnownResults}. */
+export interface BatchOptions {
+  /**
+   * How long calls are collected before they go to the store, in milliseconds (0-1000): `0` merges the calls of one
+   * event-loop turn; a few milliseconds merge a bulk chunk's verifications, which reach the SMTP check over several
+   * turns, into far fewer queries. A batch of {@link MAX_BATCH} goes at once. @default 0
+   */
+  readonly windowMs?: number;
+}
+
 /**
- * Wraps `inner` so that the calls made before the next macrotask are merged into batches of at most
- * {@link MAX_BATCH} keys or entries; each caller gets its own keys' answer (or the batch's error).
+ * Wraps `inner` so that the calls made within `windowMs` (by default, before the next macrotask) are merged into
+ * batches of at most {@link MAX_BATCH} keys or entries; each caller gets its own keys' answer (or the batch's error).
  * @example
- * const shared = batchedKnownResults(storeKnownResults);
+ * const shared = batchedKnownResults(storeKnownResults, { windowMs: 5 });
  */
-export function batchedKnownResults(inner: KnownResults): KnownResults {
+export function batchedKnownResults(inner: KnownResults, options: BatchOptions = {}): KnownResults {
+  const windowMs = options.windowMs ?? 0;
+  if (!Number.isInteger(windowMs) || windowMs < 0 || windowMs > 1000) {
+    throw new OptionsError('windowMs', 'must be an integer 0-1000');
+  }
   let gets: { keys: readonly string[]; waiter: Waiter<ReadonlyMap<string, KnownResult>> }[] = [];
   let sets: { entries: readonly KnownEntry[]; waiter: Waiter<void> }[] = [];
-  let scheduled = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let pending = 0;
 
   async function flushGets(batch: typeof gets): Promise<void> {
     const keys = [...new Set(batch.flatMap((call) => call.keys))];
@@ -56,18 +72,23 @@ export function batchedKnownResults(inner: KnownResults): KnownResults {
     for (const call of batch) call.waiter.resolve();
   }
 
-  function schedule(): void {
-    if (scheduled) return;
-    scheduled = true;
-    setTimeout(() => {
-      scheduled = false;
-      const g = gets;
-      const s = sets;
-      gets = [];
-      sets = [];
-      if (g.length > 0) void flushGets(g);
-      if (s.length > 0) void flushSets(s);
-    }, 0);
+  function flush(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    pending = 0;
+    const g = gets;
+    const s = sets;
+    gets = [];
+    sets = [];
+    // Writes first, then reads: a verdict kept before a lookup of the same key is found by it (read your writes).
+    const written = s.length > 0 ? flushSets(s) : Promise.resolve();
+    if (g.length > 0) void written.then(() => flushGets(g));
+  }
+
+  function schedule(size: number): void {
+    pending += size;
+    if (pending >= MAX_BATCH) flush();
+    else timer ??= setTimeout(flush, windowMs);
   }
 
   return {
@@ -75,13 +96,13 @@ export function batchedKnownResults(inner: KnownResults): KnownResults {
     get(keys) {
       return new Promise((resolve, reject) => {
         gets.push({ keys, waiter: { resolve, reject } });
-        schedule();
+        schedule(keys.length);
       });
     },
     set(entries) {
       return new Promise((resolve, reject) => {
         sets.push({ entries, waiter: { resolve, reject } });
-        schedule();
+        schedule(entries.length);
       });
     },
   };

@@ -53,7 +53,7 @@ async function keep(
 /**
  * Wraps `inner` (the SMTP check): before it runs, the result kept under the call's namespace and the normalized
  * address answers, unless the call is `fresh`; after it gives a verdict, that verdict is kept for `ttl` of its
- * status (never one of an aborted verification, nor a sub-status that says nothing of the address: see
+ * status, without waiting for the store (never one of an aborted verification, nor a sub-status that says nothing of the address: see
  * {@link ttlOf}). The store's failures are misses. A check that would not ask a mail server runs as it is.
  */
 export function rememberingCheck(inner: Check, known: KnownResults, ttl: KnownResultsTtl): Check {
@@ -79,7 +79,8 @@ export function rememberingCheck(inner: Check, known: KnownResults, ttl: KnownRe
       };
       state.checkedAt = known.now?.() ?? state.runtime.now();
       const ttlMs = ttlOf(kept, ttl);
-      if (ttlMs > 0) await keep(known, key, kept, state.checkedAt, ttlMs);
+      // Not awaited: the verdict is the caller's now; the store keeps it in the background (a batch, for a shared one).
+      if (ttlMs > 0) void keep(known, key, kept, state.checkedAt, ttlMs);
       return verdict;
     },
   };

@@ -15,10 +15,12 @@ export interface StoreKnownResultsOptions {
   readonly sweepIntervalMs?: number;
   /** Time source: decides expiry, runs the sweep. @default the system clock */
   readonly clock?: Clock;
+  /** How long `get` and `set` calls are collected into one query, in milliseconds (0-1000). @default 5 */
+  readonly batchWindowMs?: number;
 }
 
 /** The documented defaults of {@link StoreKnownResultsOptions}. */
-export const STORE_KNOWN_DEFAULTS = Object.freeze({ sweepIntervalMs: 600_000 });
+export const STORE_KNOWN_DEFAULTS = Object.freeze({ sweepIntervalMs: 600_000, batchWindowMs: 5 });
 
 /** Known results kept in a job store's database. */
 export interface StoreKnownResults extends KnownResults {
@@ -90,6 +92,10 @@ export function sqlKnownResults(
 ): StoreKnownResults {
   if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
   const interval = sweepIntervalOf(options.sweepIntervalMs);
+  const windowMs = options.batchWindowMs ?? STORE_KNOWN_DEFAULTS.batchWindowMs;
+  if (!Number.isInteger(windowMs) || windowMs < 0 || windowMs > 1000) {
+    throw new OptionsError('batchWindowMs', 'must be an integer 0-1000');
+  }
   const clock = options.clock ?? REAL_CLOCK;
   const table = `${schema}.known_results`;
   let timer: unknown;
@@ -143,7 +149,7 @@ export function sqlKnownResults(
   arm();
 
   return {
-    ...batchedKnownResults(direct),
+    ...batchedKnownResults(direct, { windowMs }),
     now: () => clock.now(),
     sweep,
     close() {

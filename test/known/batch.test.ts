@@ -55,6 +55,23 @@ describe('batchedKnownResults', () => {
     expect([...answers[1].keys()]).toEqual([entry(2).key]);
   });
 
+  it('collects calls for windowMs, sends a full batch at once, and reads after it writes', async () => {
+    const { known, gets, sets } = counting();
+    const batched = batchedKnownResults(known, { windowMs: 20 });
+    const first = batched.set([entry(1)]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const found = batched.get([entry(1).key]); // within the window: one batch with the set, read after it
+    expect(sets).toEqual([]);
+    await first;
+    expect((await found).has(entry(1).key)).toBe(true);
+    expect(gets).toEqual([1]);
+    await batched.set(Array.from({ length: MAX_BATCH }, (_, i) => entry(i))); // full: sent without waiting
+    expect(sets).toEqual([1, MAX_BATCH]);
+    for (const windowMs of [-1, 1.5, 1001, Number.NaN]) {
+      expect(() => batchedKnownResults(known, { windowMs })).toThrow(/windowMs must be an integer 0-1000/);
+    }
+  });
+
   it("rejects every caller of a batch with the store's error", async () => {
     const failing: KnownResults = {
       get: () => Promise.reject(new Error('down')),

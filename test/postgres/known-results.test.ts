@@ -79,6 +79,7 @@ describe('the store sweep', () => {
       for (const sweepIntervalMs of [-1, 5, 1.5, 86_400_001, Number.NaN]) {
         expect(() => store.knownResults({ sweepIntervalMs })).toThrow(OptionsError);
       }
+      expect(() => store.knownResults({ batchWindowMs: -1 })).toThrow(/batchWindowMs/);
       expect(() => store.knownResults({ sweepIntervalMs: 5 })).toThrow(/sweepIntervalMs/);
     } finally {
       await store.close?.();
