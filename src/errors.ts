@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   job_not_found: 404,
   job_not_complete: 409,
   job_finished: 409,
+  job_not_processing: 409,
   job_failed: 409,
   limit_exceeded: 429,
   store_error: 500,

@@ -15,6 +15,7 @@ export {
   JobInputError,
   JobNotCompleteError,
   JobNotFoundError,
+  JobNotProcessingError,
   LimitError,
   StoreError,
 } from './bulk/errors.js';

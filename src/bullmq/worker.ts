@@ -360,7 +360,9 @@ class ChunkRun {
       this.store.fleetCommit(data.job, positions, finals, waits, Date.now()),
     );
     if (committed === undefined) return;
-    if (waits.length > 0) await this.scheduleRetries(data, todo, waits, attempts);
+    // A job finished meanwhile made these positions final in the commit: nothing to retry.
+    if (waits.length > 0 && committed.record.greylistDelaysMs.length > 0)
+      await this.scheduleRetries(data, todo, waits, attempts);
     const events: FleetEvent[] = [];
     if (committed.written > 0) events.push({ event: 'progress', id: data.job });
     if (committed.completed) events.push({ event: 'complete', id: data.job });
