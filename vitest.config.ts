@@ -15,6 +15,7 @@ const INTEGRATION = [
   'test/dns/{cached,hostile,node}.test.ts',
   'test/doctor/diagnose.test.ts',
   'test/e2e/**/*.test.ts',
+  'test/known/{bulk,serve,verifier}.test.ts',
   'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota,store-keys}.test.ts',
   'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,stream-failure,timeout}.test.ts',
   'test/core-bundle.test.ts', // esbuild runs as a child process

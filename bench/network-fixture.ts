@@ -216,13 +216,14 @@ export interface WorkloadReport {
 }
 
 /**
- * Verifies every address of the fixture with a fresh verifier made from `options`, keeping `inFlight`
+ * Verifies every address of the fixture (or `emails`) with a fresh verifier made from `options`, keeping `inFlight`
  * verifications under way (as a bulk job would), and disposes of the verifier.
  */
 export async function runWorkload(
   fixture: NetworkFixture,
   options: VerifyOptions,
   inFlight = 200,
+  emails: readonly string[] = fixture.emails,
 ): Promise<WorkloadReport> {
   const before = await fixture.smtpCounters();
   const queries = fixture.dnsQueries();
@@ -232,8 +233,8 @@ export async function runWorkload(
   const cpu = process.cpuUsage();
   let next = 0;
   const worker = async () => {
-    while (next < fixture.emails.length) {
-      const result = await verifier.verify(fixture.emails[next++]!);
+    while (next < emails.length) {
+      const result = await verifier.verify(emails[next++]!);
       statuses[result.status] = (statuses[result.status] ?? 0) + 1;
     }
   };

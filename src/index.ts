@@ -165,6 +165,26 @@ export {
   type SmtpEvidence,
   type SmtpFailure,
 } from './errors.js';
+export { batchedKnownResults } from './known/batch.js';
+export {
+  MEMORY_KNOWN_DEFAULTS,
+  type MemoryKnownResultsOptions,
+  memoryKnownResults,
+} from './known/memory.js';
+export {
+  DEFAULT_KNOWN_TTL,
+  KNOWN_STATUSES,
+  type KnownResultsTtl,
+  type KnownStatus,
+  MAX_KNOWN_TTL_MS,
+} from './known/ttl.js';
+export {
+  type KnownEntry,
+  type KnownResult,
+  type KnownResults,
+  type KnownVerdict,
+  knownKey,
+} from './known/types.js';
 export {
   type BooleanField,
   type CustomField,

@@ -75,6 +75,10 @@ export const VERIFY_FIELDS = Object.freeze({
   idleSessionMs: integerField(0, MAX_BUDGET_MS, 5_000),
   mxBackoffMs: integerField(0, 3_600_000, 30_000),
   signal: CUSTOM,
+  knownResults: CUSTOM,
+  knownResultsTtlMs: CUSTOM,
+  fresh: booleanField(false),
+  knownResultsNamespace: CUSTOM,
 });
 
 /** The name of an integer option of {@link VERIFY_FIELDS}. */

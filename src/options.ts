@@ -9,6 +9,8 @@ import type { TlsPolicy, Transport } from './contracts/smtp.js';
 import { parseCidrList } from './dns/guard.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
+import { type KnownResultsTtl, resolveKnownTtl } from './known/ttl.js';
+import { type KnownResults, MAX_NAMESPACE_LENGTH } from './known/types.js';
 import {
   type BooleanField,
   type IntegerField,
@@ -107,6 +109,27 @@ export interface VerifyOptions {
   readonly mxBackoffMs?: number;
   /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
   readonly signal?: AbortSignal;
+  /**
+   * Known results (docs/known-results.md): the verdicts of addresses a mail server was asked about, kept for a time
+   * that depends on the status, answer the next verification of the same address in the same namespace instead of a
+   * new SMTP session (the syntax, list and DNS checks still run). With it, every result carries `checked_at`.
+   * @default none (every verification asks the mail server)
+   */
+  readonly knownResults?: KnownResults;
+  /**
+   * How long a known result answers, in milliseconds, per status (`valid`, `invalid`, `catch_all`, `unknown`),
+   * 0-7776000000 (90 days); `0` keeps none of that status. Members left out keep their default.
+   * @default { valid: 604800000, invalid: 604800000, catch_all: 604800000, unknown: 600000 }
+   */
+  readonly knownResultsTtlMs?: Partial<KnownResultsTtl>;
+  /** Ask the mail server even when a known result is kept (the new answer is kept in its place). @default false */
+  readonly fresh?: boolean;
+  /**
+   * The namespace of known results this verification reads and writes: results kept in one never answer another
+   * (the HTTP API and bulk jobs use the caller's tenant, the job's owner). At most 1024 characters, no NUL character
+   * or lone surrogate. @default ''
+   */
+  readonly knownResultsNamespace?: string;
 }
 
 /**
@@ -123,6 +146,8 @@ export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
   'idleSessionMs',
   'mxBackoffMs',
   'catchAllTtlMs',
+  'knownResults',
+  'knownResultsTtlMs',
 ] as const satisfies readonly (keyof VerifyOptions)[]);
 
 /** A name in {@link VERIFIER_LEVEL_OPTIONS}. */
@@ -254,6 +279,25 @@ function signalOption(signal: unknown): AbortSignal | undefined {
   return signal as AbortSignal | undefined;
 }
 
+/** A NUL character or a lone surrogate: what a database's text cannot hold. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Validates a known-results namespace (the `knownResultsNamespace` option): a string of at most
+ * {@link MAX_NAMESPACE_LENGTH} characters without NUL characters or lone surrogates (what a job's owner may be).
+ * Throws an `OptionsError` naming `option`.
+ */
+export function knownResultsNamespaceOf(value: unknown, option = 'knownResultsNamespace'): string {
+  if (value === undefined) return '';
+  if (typeof value !== 'string' || value.length > MAX_NAMESPACE_LENGTH || UNSTORABLE.test(value)) {
+    throw new OptionsError(
+      option,
+      `must be a string of at most ${MAX_NAMESPACE_LENGTH} characters without NUL characters or lone surrogates`,
+    );
+  }
+  return value;
+}
+
 const BUDGET_KEYS = new Set(['timeoutMs', 'connectTimeoutMs', 'replyTimeoutMs', 'signal']);
 
 /** Most budgets kept per options object (the HTTP API's `timeout` parameter gives one per value asked for). */
@@ -378,5 +422,9 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     idleSessionMs: verifyInteger(options, 'idleSessionMs'),
     mxBackoffMs: verifyInteger(options, 'mxBackoffMs'),
     signal,
+    knownResults: seam<KnownResults>(options.knownResults, 'knownResults', ['get', 'set']),
+    knownResultsTtl: resolveKnownTtl(options.knownResultsTtlMs),
+    fresh: verifyBoolean(options, 'fresh'),
+    knownResultsNamespace: knownResultsNamespaceOf(options.knownResultsNamespace),
   };
 }

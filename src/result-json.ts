@@ -36,7 +36,7 @@ function isNullableString(value: unknown): value is string | null {
 
 /**
  * Whether `result` has exactly the shape {@link shapedResultJson} writes: a plain object with the fields of
- * {@link RESULT_FIELDS} of their documented types, `reason` and `smtp_transcript` only when set, and no other
+ * {@link RESULT_FIELDS} of their documented types, `reason`, `smtp_transcript` and `checked_at` only when set, and no other
  * own enumerable key. Anything else (a verifier of the caller's that adds a field, a class instance, a
  * `toJSON`) is left to `JSON.stringify`.
  */
@@ -48,6 +48,10 @@ function hasResultShape(result: VerificationResult): boolean {
   }
   if (result.smtp_transcript !== undefined) {
     if (!Array.isArray(result.smtp_transcript)) return false;
+    fields += 1;
+  }
+  if (result.checked_at !== undefined) {
+    if (typeof result.checked_at !== 'string') return false;
     fields += 1;
   }
   return (
@@ -107,6 +111,7 @@ export function shapedResultJson(result: VerificationResult, absent: 'null' | '"
   if (result.reason !== undefined) text += `,"reason":${quoted(result.reason)}`;
   if (result.smtp_transcript !== undefined)
     text += `,"smtp_transcript":${JSON.stringify(result.smtp_transcript)}`;
+  if (result.checked_at !== undefined) text += `,"checked_at":${quoted(result.checked_at)}`;
   return `${text}}`;
 }
 

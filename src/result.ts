@@ -94,9 +94,15 @@ export interface VerificationResult {
   reason?: string;
   /** The SMTP commands and replies exchanged, present only when the `trace` option is on. */
   smtp_transcript?: string[];
+  /**
+   * When the verdict was found (ISO 8601, UTC), present when the verifier keeps known results (option
+   * `knownResults`, on in `mailvet serve` with a durable store): for a result a known one answered, when its mail
+   * server was asked; otherwise, when this verification ended.
+   */
+  checked_at?: string;
 }
 
-/** Every field a result always has, in wire order (all but the optional `reason` and `smtp_transcript`). */
+/** Every field a result always has, in wire order (all but the optional `reason`, `smtp_transcript` and `checked_at`). */
 export const RESULT_FIELDS = Object.freeze([
   'email',
   'normalized',

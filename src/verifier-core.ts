@@ -6,11 +6,13 @@
  */
 import { DEFAULT_CHECKS } from './checks/index.js';
 import { preloadSmtpCheck, smtpCheck } from './checks/smtp.js';
-import { createCheckState } from './checks/state.js';
+import { createCheckState, type KnownResultsCall } from './checks/state.js';
 import type { Check, CheckOutcome, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
+import { rememberingCheck } from './known/check.js';
 import {
   applyBudget,
+  knownResultsNamespaceOf,
   type ResolvedOptions,
   resolveOptions,
   VERIFIER_LEVEL_OPTIONS,
@@ -52,10 +54,14 @@ export function trimInput(input: string): string {
 }
 
 function checksOf(options: ResolvedOptions): readonly Check[] {
-  const checks = options.checks ?? DEFAULT_CHECKS;
-  return options.disableChecks.size === 0
-    ? checks
-    : checks.filter((check) => !options.disableChecks.has(check.name));
+  const all = options.checks ?? DEFAULT_CHECKS;
+  const checks =
+    options.disableChecks.size === 0 ? all : all.filter((check) => !options.disableChecks.has(check.name));
+  const known = options.knownResults;
+  if (known === undefined) return checks;
+  return checks.map((check) =>
+    check.name === 'smtp' ? rememberingCheck(check, known, options.knownResultsTtl) : check,
+  );
 }
 
 function toResult(state: CheckState, verdict: Verdict): VerificationResult {
@@ -78,7 +84,49 @@ function toResult(state: CheckState, verdict: Verdict): VerificationResult {
   result.score = scoreOf(result);
   if (state.reason !== null && verdict.status !== 'valid') result.reason = state.reason;
   if (state.transcript !== null) result.smtp_transcript = state.transcript;
+  const known = state.options.knownResults;
+  if (known !== undefined) {
+    result.checked_at = new Date(state.checkedAt ?? known.now?.() ?? state.runtime.now()).toISOString();
+  }
   return result;
+}
+
+/**
+ * `fresh` and `knownResultsNamespace` of `overrides` over the verifier's, validated, and the overrides without
+ * them (the same object when they hold neither), so that a call that sets only these and a budget keeps the
+ * verifier's resolved options (and the SMTP pool's sessions keyed by them).
+ */
+function splitCall(overrides: VerifyCallOptions, base: KnownResultsCall): CallSplit {
+  if (!('fresh' in overrides) && !('knownResultsNamespace' in overrides))
+    return { call: base, rest: overrides };
+  const frozen = Object.isFrozen(overrides);
+  if (frozen) {
+    const known = frozenSplits.get(overrides);
+    if (known?.base === base) return known.split;
+  }
+  const split = splitOf(overrides, base);
+  if (frozen) frozenSplits.set(overrides, { base, split });
+  return split;
+}
+
+/** The known-results part of a call, and the rest of its overrides. */
+interface CallSplit {
+  readonly call: KnownResultsCall;
+  readonly rest: VerifyCallOptions;
+}
+
+/** The split of each frozen overrides object (a bulk job's, an HTTP request's per tenant), made once per base. */
+const frozenSplits = new WeakMap<VerifyCallOptions, { base: KnownResultsCall; split: CallSplit }>();
+
+function splitOf(overrides: VerifyCallOptions, base: KnownResultsCall): CallSplit {
+  const { fresh, knownResultsNamespace, ...rest } = overrides;
+  if (fresh !== undefined && typeof fresh !== 'boolean') throw new OptionsError('fresh', 'must be a boolean');
+  const call: KnownResultsCall = {
+    fresh: fresh ?? base.fresh,
+    namespace:
+      knownResultsNamespace === undefined ? base.namespace : knownResultsNamespaceOf(knownResultsNamespace),
+  };
+  return { call, rest: Object.isFrozen(overrides) ? Object.freeze(rest) : rest };
 }
 
 /**
@@ -90,10 +138,11 @@ function run(
   options: ResolvedOptions,
   checks: readonly Check[],
   runtime: OwnedRuntime,
+  call: KnownResultsCall,
 ): Promise<VerificationResult> {
   const api = tracingApi();
-  if (api === undefined) return runChecks(email, options, checks, runtime, undefined);
-  return tracedVerification(api, (root) => runChecks(email, options, checks, runtime, root));
+  if (api === undefined) return runChecks(email, options, checks, runtime, call, undefined);
+  return tracedVerification(api, (root) => runChecks(email, options, checks, runtime, call, root));
 }
 
 /** Runs `check`, in its own span under `root` when the verification is traced. */
@@ -110,9 +159,10 @@ async function runChecks(
   options: ResolvedOptions,
   checks: readonly Check[],
   runtime: OwnedRuntime,
+  call: KnownResultsCall,
   root: TraceSpan | undefined,
 ): Promise<VerificationResult> {
-  const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs);
+  const state = createCheckState(trimInput(email), options, runtime, runtime.now() + options.timeoutMs, call);
   state.span = root;
   for (let i = 0; i < checks.length; i += 1) {
     if (state.signal?.aborted) return toResult(state, ABORTED);
@@ -166,6 +216,7 @@ async function annotate(
 export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyOptions = {}): Verifier {
   const options = resolveOptions(defaults);
   const checks = checksOf(options);
+  const baseCall: KnownResultsCall = { fresh: options.fresh, namespace: options.knownResultsNamespace };
   const runtime = createRuntime(options, platform);
   let disposed = false;
   // A verifier that will probe SMTP imports that code now (a verifier that will not never loads it: the cold start of
@@ -196,19 +247,22 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
     if (typeof email !== 'string') {
       return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
     }
-    if (overrides === undefined) return run(email, options, checks, runtime);
+    if (overrides === undefined) return run(email, options, checks, runtime, baseCall);
     let merged: ResolvedOptions;
+    let call: KnownResultsCall;
     try {
-      const budgeted = applyBudget(options, overrides);
-      if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
+      const split = splitCall(overrides, baseCall);
+      call = split.call;
+      const budgeted = applyBudget(options, split.rest);
+      if (budgeted !== undefined) return run(email, budgeted, checks, runtime, call);
       for (const key of VERIFIER_LEVEL_OPTIONS) {
         if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
       }
-      merged = resolveOptions({ ...defaults, ...overrides });
+      merged = resolveOptions({ ...defaults, ...split.rest });
     } catch (error) {
       return Promise.reject(error);
     }
-    return run(email, merged, checksOf(merged), runtime);
+    return run(email, merged, checksOf(merged), runtime, call);
   }
   return verifier;
 }

@@ -22,7 +22,7 @@ const NULL = 0;
 const DERIVED = 1;
 const KEPT = 2;
 
-/** Number of fields a `VerificationResult` always has (without the optional `reason` and `smtp_transcript`). */
+/** Number of fields a `VerificationResult` always has (without the optional `reason`, `smtp_transcript`, `checked_at`). */
 const FIELDS = 14;
 
 const STATUS_INDEX = new Map<Status, number>(STATUSES.map((status, i) => [status, i]));
@@ -48,6 +48,8 @@ interface Chunk {
   readonly provider: Uint32Array;
   /** Interned `reason`, 0 when the result has none. */
   readonly reason: Uint32Array;
+  /** `checked_at` in ms since the epoch, NaN when absent; allocated with the chunk's first `checked_at`. */
+  checkedAt: Float64Array | undefined;
 }
 
 function newChunk(): Chunk {
@@ -60,7 +62,14 @@ function newChunk(): Chunk {
     mx: new Uint32Array(CHUNK),
     provider: new Uint32Array(CHUNK),
     reason: new Uint32Array(CHUNK),
+    checkedAt: undefined,
   };
+}
+
+/** The ms of a `checked_at` that `toISOString()` writes back exactly; NaN for one it would not. */
+function checkedMs(text: string): number {
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) && new Date(ms).toISOString() === text ? ms : Number.NaN;
 }
 
 function isNullableString(value: unknown): value is string | null {
@@ -87,7 +96,10 @@ function fitsColumns(result: VerificationResult): boolean {
     isNullableString(result.mx_record) &&
     isNullableString(result.smtp_provider) &&
     (result.reason === undefined || typeof result.reason === 'string') &&
-    Object.keys(result).length === FIELDS + (result.reason === undefined ? 0 : 1)
+    (result.checked_at === undefined ||
+      (typeof result.checked_at === 'string' && !Number.isNaN(checkedMs(result.checked_at)))) &&
+    Object.keys(result).length ===
+      FIELDS + (result.reason === undefined ? 0 : 1) + (result.checked_at === undefined ? 0 : 1)
   );
 }
 
@@ -99,7 +111,7 @@ function copyResult(result: VerificationResult): VerificationResult {
 }
 
 /**
- * The results of one job. About 24 bytes per position plus the `email` string (which the job's input shares);
+ * The results of one job. About 24 bytes per position (32 with `checked_at`) plus the `email` string (which the job's input shares);
  * results that do not fit the columns (a transcript, an unknown field) are kept whole.
  */
 export class ResultColumns {
@@ -184,6 +196,10 @@ export class ResultColumns {
     chunk.mx[i] = this.#intern(result.mx_record, 1);
     chunk.provider[i] = this.#intern(result.smtp_provider, 2);
     chunk.reason[i] = this.#intern(result.reason ?? null, 3);
+    if (result.checked_at !== undefined) {
+      chunk.checkedAt ??= new Float64Array(CHUNK).fill(Number.NaN);
+      chunk.checkedAt[i] = checkedMs(result.checked_at);
+    }
   }
 
   /** The result at `position` as a fresh object, or `undefined` when none was written. */
@@ -224,6 +240,9 @@ export class ResultColumns {
       smtp_provider: this.#strings[chunk.provider[i]!] ?? null,
     };
     if (reason !== null) result.reason = reason;
+    const checkedAt = chunk.checkedAt?.[i];
+    if (checkedAt !== undefined && !Number.isNaN(checkedAt))
+      result.checked_at = new Date(checkedAt).toISOString();
     return result;
   }
 

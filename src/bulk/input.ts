@@ -15,7 +15,16 @@ export const MAX_NAME_LENGTH = 256;
 export const MAX_OWNER_LENGTH = 1024;
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
-const CREATE_KEYS = new Set(['name', 'emails', 'autoStart', 'owner', 'greylistRetry', 'webhook', 'source']);
+const CREATE_KEYS = new Set([
+  'name',
+  'emails',
+  'autoStart',
+  'owner',
+  'greylistRetry',
+  'webhook',
+  'source',
+  'fresh',
+]);
 
 /** A validated {@link CreateJobInput}. */
 export interface CreateJob {
@@ -25,6 +34,8 @@ export interface CreateJob {
   readonly owner: string | null;
   /** The job's own greylisting delays, or `null` for the manager's. */
   readonly greylistDelaysMs: readonly number[] | null;
+  /** Ask every mail server again, known results notwithstanding. */
+  readonly fresh: boolean;
 }
 
 function plainObject(value: unknown, field: string): Record<string, unknown> {
@@ -68,12 +79,12 @@ function greylistOf(value: unknown): readonly number[] | null {
 /** Validates the input of `create`. */
 export function createInput(input: CreateJobInput | undefined): CreateJob {
   if (input === undefined)
-    return { name: null, emails: [], autoStart: true, owner: null, greylistDelaysMs: null };
+    return { name: null, emails: [], autoStart: true, owner: null, greylistDelaysMs: null, fresh: false };
   const fields = plainObject(input, 'input');
   for (const key of Object.keys(fields)) {
     if (!CREATE_KEYS.has(key)) throw new JobInputError(key, 'is not a known field');
   }
-  const { name, emails, autoStart } = fields;
+  const { name, emails, autoStart, fresh } = fields;
   if (
     name !== undefined &&
     (typeof name !== 'string' ||
@@ -89,6 +100,8 @@ export function createInput(input: CreateJobInput | undefined): CreateJob {
   if (autoStart !== undefined && typeof autoStart !== 'boolean') {
     throw new JobInputError('autoStart', 'must be a boolean');
   }
+  if (fresh !== undefined && typeof fresh !== 'boolean')
+    throw new JobInputError('fresh', 'must be a boolean');
   if (emails !== undefined && !Array.isArray(emails)) {
     throw new JobInputError('emails', 'must be an array of strings');
   }
@@ -98,6 +111,7 @@ export function createInput(input: CreateJobInput | undefined): CreateJob {
     autoStart: autoStart ?? true,
     owner: ownerOf(input),
     greylistDelaysMs: greylistOf(fields.greylistRetry),
+    fresh: fresh ?? false,
   };
 }
 

@@ -82,8 +82,17 @@ export interface CreateJobInput {
   readonly emails?: readonly string[];
   /** Start processing as soon as the job has addresses; with `false` it waits for `start()`. @default true */
   readonly autoStart?: boolean;
-  /** Tenant that owns the job; the job is visible only to calls that pass the same `owner`. @default none */
+  /**
+   * Tenant that owns the job; the job is visible only to calls that pass the same `owner`. It is also the namespace
+   * of the known results its verifications read and write (`knownResultsNamespace`). @default none
+   */
   readonly owner?: string;
+  /**
+   * Ask every mail server again even when the verifier keeps a known result (its `knownResults` option); the new
+   * answers are kept. Held in memory: a job resumed from a durable store after a restart reads known results again.
+   * Not supported by a worker fleet's runner. @default false
+   */
+  readonly fresh?: boolean;
   /**
    * This job's greylisting retries: delays in milliseconds (at most 10, each 0-86,400,000); `[]` takes a
    * greylisted answer as final at once. @default the manager's `greylistRetry.delaysMs`

@@ -4,6 +4,7 @@
  */
 import { isStatus, STATUSES, type Status, type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
+import { type JobCalls, jobCalls } from './known-call.js';
 import type { RetrySchedule } from './retry.js';
 import type { Job, JobError, JobRecord, JobSource, JobStatus, StoredRetry } from './types.js';
 import type { JobWork, RestoredPositions } from './work.js';
@@ -52,6 +53,8 @@ export interface LiveJob {
   retries: RetrySchedule | null;
   /** This job's greylisting retry delays (its own, or the manager's); `[]` once the job was finished early. */
   greylistDelaysMs: readonly number[];
+  /** What its verifications tell the verifier about known results (namespace, fresh). */
+  readonly calls: JobCalls;
   /** The last greylisted result of each position waiting for (or in) a retry. */
   readonly interim: Map<number, VerificationResult>;
   inFlight: number;
@@ -105,10 +108,14 @@ export type JobStart = Pick<
   | 'greylistDelaysMs'
 >;
 
-/** A job's live state with nothing in flight, buffered or waiting. */
-export function liveJob(start: JobStart): LiveJob {
+/**
+ * A job's live state with nothing in flight, buffered or waiting; `fresh` (the job was created with it) makes its
+ * verifications ask every mail server again.
+ */
+export function liveJob(start: JobStart, fresh = false): LiveJob {
   return {
     ...start,
+    calls: jobCalls(start.owner, fresh),
     deleted: false,
     foreign: false,
     reads: 0,

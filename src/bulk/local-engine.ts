@@ -166,23 +166,26 @@ export class LocalEngine implements JobEngine {
     await this.#leases.whenOpen();
     this.#rules.admitJob(this.#jobs.size);
     const id = this.#newId();
-    const job = liveJob({
-      id,
-      owner: input.owner,
-      name: input.name,
-      status: 'queued',
-      total: 0,
-      completed: 0,
-      counts: zeroCounts(),
-      createdAt: this.#life.now(),
-      startedAt: null,
-      completedAt: null,
-      error: null,
-      armed: input.autoStart,
-      source: input.source?.source ?? null,
-      work: this.#inputs.newWork(),
-      greylistDelaysMs: input.greylistDelaysMs ?? this.#options.greylistDelaysMs,
-    });
+    const job = liveJob(
+      {
+        id,
+        owner: input.owner,
+        name: input.name,
+        status: 'queued',
+        total: 0,
+        completed: 0,
+        counts: zeroCounts(),
+        createdAt: this.#life.now(),
+        startedAt: null,
+        completedAt: null,
+        error: null,
+        armed: input.autoStart,
+        source: input.source?.source ?? null,
+        work: this.#inputs.newWork(),
+        greylistDelaysMs: input.greylistDelaysMs ?? this.#options.greylistDelaysMs,
+      },
+      input.fresh,
+    );
     this.#life.scheduleRetries(job);
     this.#jobs.set(id, job);
     // A durable store gets the record and the inputs in one transaction, before anything can start; another

@@ -67,6 +67,8 @@ export interface NewJob {
   readonly source: EncodedSource | undefined;
   /** The job's own greylisting delays, or `null` for the manager's. */
   readonly greylistDelaysMs: readonly number[] | null;
+  /** Ask every mail server again, known results notwithstanding (`CreateJobInput.fresh`). */
+  readonly fresh: boolean;
   /** Runs once the job is saved and before it can start (the manager attaches its webhook there). */
   readonly attach: ((id: string) => Promise<void>) | undefined;
 }

@@ -140,7 +140,10 @@ export class Scheduler {
     this.#watchDeadlines();
     let pending: Promise<VerificationResult>;
     try {
-      pending = Promise.resolve(this.#verifier.verify(task.email));
+      const calls = task.attempt > 0 ? job.calls.retry : job.calls.first;
+      pending = Promise.resolve(
+        calls === undefined ? this.#verifier.verify(task.email) : this.#verifier.verify(task.email, calls),
+      );
     } catch (error) {
       pending = Promise.reject(error);
     }

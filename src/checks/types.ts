@@ -4,6 +4,8 @@
  */
 import type { Resolver } from '../contracts/dns.js';
 import type { TlsPolicy, Transport } from '../contracts/smtp.js';
+import type { KnownResultsTtl } from '../known/ttl.js';
+import type { KnownResults } from '../known/types.js';
 import type { Verdict } from '../result.js';
 import type { VerifierRuntime } from '../runtime.js';
 import type { TraceSpan } from '../tracing.js';
@@ -62,6 +64,10 @@ export interface ResolvedOptions {
   readonly idleSessionMs: number;
   readonly mxBackoffMs: number;
   readonly signal: AbortSignal | undefined;
+  readonly knownResults: KnownResults | undefined;
+  readonly knownResultsTtl: KnownResultsTtl;
+  readonly fresh: boolean;
+  readonly knownResultsNamespace: string;
 }
 
 /** An address that passed the syntax check, in its canonical parts. */
@@ -131,6 +137,12 @@ export interface CheckState {
    * "Traces"), else `undefined`: a check may start its own child spans under it (`childSpan(state.span, ...)`).
    */
   span: TraceSpan | undefined;
+  /** Ask the mail server even when a known result is kept (the call's `fresh` option). */
+  readonly fresh: boolean;
+  /** The namespace of known results this verification reads and writes (the call's `knownResultsNamespace`). */
+  readonly knownResultsNamespace: string;
+  /** When a known result answered: the time its mail server was asked (ms since the epoch); else `null`. */
+  checkedAt: number | null;
 }
 
 /** What a check returns: a final {@link Verdict} stops the run; `undefined` lets the next check go. */

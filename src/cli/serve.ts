@@ -24,6 +24,7 @@ import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPla
 import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import { KNOWN_RESULTS_FLAGS, knownResultsChoiceOf, openKnownResults } from './known-results.js';
 import { optionsUsageError } from './options-error.js';
 import {
   apiKeysOf,
@@ -70,6 +71,7 @@ const FLAGS: readonly FlagSpec[] = [
   },
   ...WEBHOOK_FLAGS,
   ...STORE_FLAGS,
+  ...KNOWN_RESULTS_FLAGS,
   ...FLEET_FLAGS,
   {
     name: 'work',
@@ -113,6 +115,9 @@ Jobs live in memory unless --data DIR (an embedded PostgreSQL, PGlite) or --stor
 they survive restarts and crashes, and unfinished jobs resume when the server starts (see docs/bulk.md).
 With --redis redis://... (and --store) the server is an API node of a worker fleet: \`mailvet worker\` processes
 verify the jobs (this one too with --work); see docs/scaling.md.
+With --data or --store, a verdict a mail server gave answers the same API key's next verification of the address
+for a while without asking again (docs/known-results.md): --known-results-ttl sets how long, --no-known-results
+turns it off, fresh=true in a request asks anyway.
 
 Environment: MAILVET_API_KEYS (required without a job store), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
 MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
@@ -195,24 +200,34 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   }
   if (fleet === undefined && work) throw usageError('--work applies to --redis only');
   const retentionMs = retentionMsOf(args, io.env);
+  const knownChoice = knownResultsChoiceOf(args, io.env, storeChoice, fleet !== undefined);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
   if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
   const built = verifyOptionsOf(settings);
-  let verifier: Verifier;
-  try {
-    verifier = (io.createVerifier ?? createVerifier)(built.options);
-  } catch (error) {
-    built.close();
-    throw optionsUsageError(error) ?? error;
-  }
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
     store = await openStore(storeChoice);
   } catch (error) {
-    await verifier.dispose();
     built.close();
     throw error;
+  }
+  // Known results live in the store's database: the verifier is made once the store is open.
+  const known = openKnownResults(knownChoice, store);
+  let verifier: Verifier;
+  try {
+    verifier = (io.createVerifier ?? createVerifier)({
+      ...built.options,
+      ...(known === undefined ? {} : { knownResults: known.knownResults }),
+      ...(knownChoice.kind === 'on' && knownChoice.ttl !== undefined
+        ? { knownResultsTtlMs: knownChoice.ttl }
+        : {}),
+    });
+  } catch (error) {
+    known?.close();
+    await store?.close?.();
+    built.close();
+    throw optionsUsageError(error) ?? error;
   }
   for (const warning of damageWarnings(store)) await write(io.stderr, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
@@ -233,6 +248,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     await jobs.close().catch(() => {});
     await usage.close().catch(() => {});
     await verifier.dispose();
+    known?.close();
     built.close();
   };
   try {

@@ -14,7 +14,7 @@ import { HttpError } from './errors.js';
 import { reserveAddresses } from './key-limits.js';
 import { JOBS_PAGE } from './limits.js';
 import { LIST_SLICE_MS, type ListFormat, listFormatOf, readAddressList } from './list-body.js';
-import { integerListParam, integerParam, queryParam } from './params.js';
+import { booleanParam, integerListParam, integerParam, queryParam } from './params.js';
 import { emptyResponse } from './response.js';
 import { requestedWebhook } from './webhooks.js';
 import { wireJob } from './wire.js';
@@ -64,6 +64,8 @@ interface CreateRequest {
   readonly webhook: unknown;
   /** The rows of a CSV body. */
   readonly source: SourceRowsInput | undefined;
+  /** Ask every mail server again, known results notwithstanding. */
+  readonly fresh: boolean;
 }
 
 /** Throws `limit_exceeded` when the tenant holds `maxJobsPerKey` jobs, counting `creating` ones in progress. */
@@ -128,6 +130,7 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
     'auto_start',
     'greylist_retry_delays_ms',
     'webhook',
+    'fresh',
   ]);
   const delays = greylistDelaysOf(body.greylist_retry_delays_ms);
   if (body.name !== undefined && body.name !== null && typeof body.name !== 'string') {
@@ -136,6 +139,9 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
   if (body.auto_start !== undefined && typeof body.auto_start !== 'boolean') {
     throw new HttpError('invalid_request', 'auto_start must be a boolean');
   }
+  if (body.fresh !== undefined && typeof body.fresh !== 'boolean') {
+    throw new HttpError('invalid_request', 'fresh must be a boolean');
+  }
   return {
     name: typeof body.name === 'string' ? body.name : undefined,
     emails: body.emails === undefined ? undefined : emailsOf(body.emails, limits.maxEmailsPerRequest),
@@ -143,6 +149,7 @@ async function jsonCreateRequest(context: Context): Promise<CreateRequest> {
     delays,
     webhook: body.webhook,
     source: undefined,
+    fresh: body.fresh === true,
   };
 }
 
@@ -168,6 +175,7 @@ async function listCreateRequest(context: Context, format: ListFormat): Promise<
     delays: greylistDelaysOf(integerListParam(query, 'greylist_retry_delays_ms')),
     webhook: undefined,
     source,
+    fresh: booleanParam(query, 'fresh'),
   };
 }
 
@@ -264,6 +272,7 @@ async function createRequested(context: Context, fields: CreateRequest, listed: 
           ? {}
           : { autoStart: fields.autoStart }),
       ...(fields.delays === undefined ? {} : { greylistRetry: { delaysMs: fields.delays } }),
+      ...(fields.fresh ? { fresh: true } : {}),
     });
   } finally {
     const left = (pending.get(owner) ?? 1) - 1;

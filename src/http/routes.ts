@@ -172,6 +172,13 @@ export const ROUTES: readonly Route[] = [
           default: VERIFY_TIMEOUT.default,
         },
       },
+      {
+        name: 'fresh',
+        in: 'query',
+        description:
+          'Ask the mail server even when the server keeps a known result of this address (docs/known-results.md); the new answer is kept.',
+        schema: { type: 'boolean', default: false },
+      },
     ],
     success: {
       status: 200,
@@ -188,7 +195,7 @@ export const ROUTES: readonly Route[] = [
     scope: 'bulk:write',
     summary: 'Create a bulk job',
     description:
-      'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start`, `column` and `greylist_retry_delays_ms` in the query; a list is read whole and checked before the job is made. A query parameter this route does not list, or one with a JSON body, is a 400.',
+      'With `auto_start` (the default) work begins at once; more addresses may still be added. The body is JSON, or an address list (text/plain: one address a line; text/csv: the column named by `column`, or found by its header) with `name`, `auto_start`, `column`, `fresh` and `greylist_retry_delays_ms` in the query; a list is read whole and checked before the job is made. A query parameter this route does not list, or one with a JSON body, is a 400.',
     parameters: [
       {
         name: 'name',
@@ -203,6 +210,12 @@ export const ROUTES: readonly Route[] = [
         schema: { type: 'boolean', default: true },
       },
       LIST_COLUMN,
+      {
+        name: 'fresh',
+        in: 'query',
+        description: 'List bodies only: ask every mail server again, as the JSON field `fresh`.',
+        schema: { type: 'boolean', default: false },
+      },
       {
         name: 'greylist_retry_delays_ms',
         in: 'query',

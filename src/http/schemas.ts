@@ -54,6 +54,12 @@ export const VERIFICATION_RESULT: Schema = {
         'Why the verdict is what it is, for people (the syntax rule broken, the list matched, the address the SSRF guard refused, the SMTP reply that decided). Present only when known, never for a plain valid; the wording may change, so match on status and sub_status.',
     },
     smtp_transcript: { type: 'array', items: { type: 'string' }, description: 'Only with the trace option.' },
+    checked_at: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        'When the verdict was found (ISO 8601, UTC): for an answer from known results, when its mail server was asked; else when this verification ended. Present when the server keeps known results (docs/known-results.md).',
+    },
   },
 };
 
@@ -181,6 +187,12 @@ export const CREATE_JOB: Schema = {
       type: 'boolean',
       default: true,
       description: 'Start at once. With false the job waits in `queued` until `POST /v1/bulk/{id}/start`.',
+    },
+    fresh: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Ask every mail server again even when the server keeps a known result of an address (docs/known-results.md); the new answers are kept.',
     },
     webhook: { $ref: '#/components/schemas/WebhookSpec' },
   },

@@ -7,7 +7,7 @@ import type { Operation } from './context.js';
 import { HttpError } from './errors.js';
 import { reserveAddresses } from './key-limits.js';
 import { VERIFY_TIMEOUT } from './limits.js';
-import { numberParam, queryParam } from './params.js';
+import { booleanParam, numberParam, queryParam } from './params.js';
 import { wireResultJson } from './wire.js';
 
 /** Most `timeout` values whose overrides are kept (each is asked for by clients; the default is one of them). */
@@ -26,13 +26,41 @@ function timeoutOverrides(timeoutMs: number): VerifyCallOptions {
   return overrides;
 }
 
+/** Most (timeout, tenant, fresh) overrides kept, so a request reuses the frozen object the verifier split once. */
+const MAX_KEPT_CALLS = 1024;
+
+/** The frozen overrides per timeout, tenant and `fresh`. */
+const overridesByCall = new Map<string, VerifyCallOptions>();
+
+/**
+ * The verifier's overrides for a request: the budget of {@link timeoutOverrides}, the tenant as the namespace of
+ * known results (one tenant's kept results never answer another's), and `fresh`. Only the budget without a tenant
+ * or `fresh` (no authentication, as in tests and local use).
+ */
+function callOverrides(timeoutMs: number, tenant: string | undefined, fresh: boolean): VerifyCallOptions {
+  const budget = timeoutOverrides(timeoutMs);
+  if (tenant === undefined && !fresh) return budget;
+  const key = `${timeoutMs}\n${fresh}\n${tenant ?? ''}`;
+  let overrides = overridesByCall.get(key);
+  if (overrides === undefined) {
+    overrides = Object.freeze({
+      ...budget,
+      ...(tenant === undefined ? {} : { knownResultsNamespace: tenant }),
+      ...(fresh ? { fresh } : {}),
+    });
+    if (overridesByCall.size < MAX_KEPT_CALLS) overridesByCall.set(key, overrides);
+  }
+  return overrides;
+}
+
 /**
  * Verifies `?email=` waiting at most `?timeout=` seconds (default {@link VERIFY_TIMEOUT}) for the mail server, as
  * the specification defines the parameter: it is both the verification's budget (`timeoutMs`) and the bound of
  * each mail-server wait (`connectTimeoutMs`: the TCP connect and the greeting; `replyTimeoutMs`: every later
  * reply), so a slow-greeting server gets the
  * whole `timeout` rather than the verifier's default 5 s (the verifier applies such budget-only overrides without
- * re-resolving its options). No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
+ * re-resolving its options). `?fresh=true` asks the mail server even when the verifier keeps a known result; the
+ * caller's tenant is the namespace of known results. No abort signal is passed: a verification is bounded by its timeout, and a signal per request would cost
  * every request more than a client that went away costs the server.
  */
 export const verifyEmail: Operation = async (context) => {
@@ -48,9 +76,10 @@ export const verifyEmail: Operation = async (context) => {
   );
   // A key with a daily quota spends one address of it (given back if the verification throws).
   const release = principal?.addressesPerDay === undefined ? undefined : await reserveAddresses(context, 1);
+  const fresh = booleanParam(query, 'fresh');
   let result: Awaited<ReturnType<typeof services.verifier.verify>>;
   try {
-    result = await services.verifier.verify(email, timeoutOverrides(Math.round(timeout * 1000)));
+    result = await services.verifier.verify(email, callOverrides(Math.round(timeout * 1000), tenant, fresh));
   } catch (error) {
     await release?.();
     throw error;

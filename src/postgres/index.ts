@@ -12,6 +12,13 @@ export {
   type NewApiKeyRecord,
 } from './api-keys.js';
 export { type DirectoryHolder, StoreLockedError } from './dir-lock.js';
+export {
+  hasKnownResults,
+  type KnownResultsHost,
+  STORE_KNOWN_DEFAULTS,
+  type StoreKnownResults,
+  type StoreKnownResultsOptions,
+} from './known-results.js';
 export { SQL_STORE_DEFAULTS } from './options.js';
 export { type PostgresStoreOptions, postgresStore } from './pg.js';
 export { type PgliteJobStore, type PgliteStoreOptions, pgliteStore } from './pglite.js';

@@ -10,6 +10,7 @@ import type { ApiKeyHolder } from './api-keys.js';
 import { claimDataDir } from './data-dir.js';
 import type { StoreLockedError } from './dir-lock.js';
 import type { SqlDriver } from './driver.js';
+import type { KnownResultsHost } from './known-results.js';
 import { openError } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
 import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
@@ -86,7 +87,7 @@ export async function pgliteStore(options: PgliteStoreOptions = {}): Promise<Pgl
 }
 
 /** The PGlite job store: durable jobs, usage counts and limit counters. */
-export type PgliteJobStore = DurableJobStore & UsageStore & LimitStore & ApiKeyHolder;
+export type PgliteJobStore = DurableJobStore & UsageStore & LimitStore & ApiKeyHolder & KnownResultsHost;
 
 /** Opens the store on PGlite once its directory (if any) is held by {@link claimDataDir}. */
 async function openPglite(

@@ -114,6 +114,15 @@ export const MIGRATIONS: readonly string[] = [
      updated_at bigint NOT NULL,
      allowed boolean NOT NULL
    );`,
+  // 7: known results (the verdicts of addresses a mail server was asked about), shared by every process on the
+  // database; `key` is the namespace (tenant) and the address, `verdict` JSON text, the times in ms since the epoch.
+  `CREATE TABLE {s}.known_results (
+     key text PRIMARY KEY,
+     verdict text NOT NULL,
+     checked_at bigint NOT NULL,
+     expires_at bigint NOT NULL
+   );
+   CREATE INDEX known_results_expiry ON {s}.known_results (expires_at);`,
 ];
 
 /** The schema version this code writes. */

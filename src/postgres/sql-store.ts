@@ -13,6 +13,7 @@ import { type ApiKeyHolder, sqlApiKeys } from './api-keys.js';
 import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
+import { type KnownResultsHost, sqlKnownResults } from './known-results.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
 import { usageOperations } from './usage-sql.js';
@@ -37,7 +38,7 @@ const INPUT_SLICE_MS = 5;
 const UNIQUE_VIOLATION = '23505';
 
 /** The SQL job store: jobs (durable, and of a worker fleet), usage counts and the fleet's limit counters. */
-export type SqlJobStore = FleetJobStore & UsageStore & LimitStore & ApiKeyHolder;
+export type SqlJobStore = FleetJobStore & UsageStore & LimitStore & ApiKeyHolder & KnownResultsHost;
 
 /** Thrown when another store instance holds the job's lease (code `lease_lost`). */
 export class LeaseLostError extends MailvetError {
@@ -456,6 +457,9 @@ export async function openSqlStore(
     },
 
     apiKeys: sqlApiKeys(driver, s),
+    knownResults(knownOptions) {
+      return sqlKnownResults(driver, s, knownOptions);
+    },
 
     async close() {
       if (options.ownsDriver) await driver.close();

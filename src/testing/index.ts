@@ -2,12 +2,17 @@
  * `mailvet/testing`: fakes of the seams and the contract suites every implementation runs.
  *
  * The contract suites (`resolverContract`, `transportContract`, `jobStoreContract`,
- * `usageStoreContract`, `limitStoreContract`) are vitest suites: call
+ * `usageStoreContract`, `limitStoreContract`, `knownResultsContract`) are vitest suites: call
  * them from a test file of your own implementation. The fakes (`staticResolver`, `scriptedTransport`,
  * `scriptedChannel`) need no network and suit unit tests of code built on mailvet.
  * @module
  */
 export { type JobStoreFixture, jobStoreContract } from './job-store-contract.js';
+export {
+  type ContractClock,
+  type KnownResultsFixture,
+  knownResultsContract,
+} from './known-results-contract.js';
 export { CONTRACT_ZONE, type ResolverFixture, resolverContract } from './resolver-contract.js';
 export {
   happyReply,

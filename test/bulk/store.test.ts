@@ -211,6 +211,14 @@ const resultArbitrary: fc.Arbitrary<VerificationResult> = fc
     smtp_provider: nullableText,
     userFromEmail: fc.boolean(),
     transcript: fc.option(fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }), { nil: undefined }),
+    // checked_at: a canonical ISO 8601 time (kept in a column), or any other text (kept whole)
+    checkedAt: fc.option(
+      fc.oneof(
+        fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toISOString()),
+        fc.string({ maxLength: 30 }),
+      ),
+      { nil: undefined },
+    ),
   })
   .map((r) => {
     const user = r.userFromEmail && r.user !== null ? r.user.replaceAll('@', '') : r.user;
@@ -238,6 +246,7 @@ const resultArbitrary: fc.Arbitrary<VerificationResult> = fc
       smtp_provider: r.smtp_provider,
     };
     if (r.transcript !== undefined) result.smtp_transcript = r.transcript;
+    if (r.checkedAt !== undefined) result.checked_at = r.checkedAt;
     return result;
   });
 

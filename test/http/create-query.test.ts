@@ -33,7 +33,7 @@ function setup() {
     call(path, { method: 'POST', headers: jsonAuth(), body: JSON.stringify(body) });
   const total = async () =>
     ((await (await call('/v1/bulk', { headers: auth() })).json()) as { total: number }).total;
-  return { call, list, json, total };
+  return { call, list, json, total, verifier };
 }
 
 async function refusal(response: Response): Promise<string> {
@@ -47,7 +47,7 @@ describe('unknown query parameters on the routes that create or change', () => {
   it('refuses a misspelt parameter of a list upload, naming it, and makes no job', async () => {
     const { list, total } = setup();
     expect(await refusal(await list('/v1/bulk?auto_strat=false', 'a@x.example\n'))).toBe(
-      'unknown query parameter "auto_strat" (this route takes only name, auto_start, column, greylist_retry_delays_ms)',
+      'unknown query parameter "auto_strat" (this route takes only name, auto_start, column, fresh, greylist_retry_delays_ms)',
     );
     expect(await total()).toBe(0);
   });
@@ -114,6 +114,46 @@ describe('the greylisting schedule of a list upload', () => {
     expect(await refusal(await list(`/v1/bulk?greylist_retry_delays_ms=${value}`, 'a@x.example\n'))).toMatch(
       message,
     );
+    expect(await total()).toBe(0);
+  });
+});
+
+describe('fresh on a create', () => {
+  it('asks every mail server again: the JSON field and the list query parameter reach the verifier, for the tenant', async () => {
+    const { json, list, call, verifier } = setup();
+    const created = async (response: Response) => {
+      expect(response.status).toBe(201);
+      const job = (await response.json()) as Job;
+      await expect
+        .poll(
+          async () => ((await (await call(`/v1/bulk/${job.id}`, { headers: auth() })).json()) as Job).status,
+        )
+        .toBe('complete');
+    };
+    await created(await json('/v1/bulk', { emails: ['a@x.example'], fresh: true }));
+    await created(await list('/v1/bulk?fresh=true', 'b@x.example\n'));
+    await created(await json('/v1/bulk', { emails: ['c@x.example'] }));
+    const overrides = Object.fromEntries(verifier.calls.map((made) => [made.email, made.overrides]));
+    expect(overrides['a@x.example']).toMatchObject({
+      fresh: true,
+      knownResultsNamespace: expect.any(String),
+    });
+    expect(overrides['b@x.example']).toMatchObject({ fresh: true });
+    expect(overrides['c@x.example']).toEqual({ knownResultsNamespace: expect.any(String) });
+  });
+
+  it('refuses a fresh that is not a boolean, and makes no job', async () => {
+    const { json, list, total } = setup();
+    for (const fresh of ['maybe', 'trüe', 1, null]) {
+      expect(await refusal(await json('/v1/bulk', { emails: ['a@x.example'], fresh }))).toBe(
+        'fresh must be a boolean',
+      );
+    }
+    for (const fresh of ['maybe', 'tr%C3%BCe', '', 'TRUE']) {
+      expect(await refusal(await list(`/v1/bulk?fresh=${fresh}`, 'a@x.example\n'))).toBe(
+        'fresh must be true or false',
+      );
+    }
     expect(await total()).toBe(0);
   });
 });

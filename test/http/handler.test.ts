@@ -199,6 +199,7 @@ describe('GET /v1/verify', () => {
       timeoutMs: 10_000,
       connectTimeoutMs: 10_000,
       replyTimeoutMs: 10_000,
+      knownResultsNamespace: expect.any(String), // the tenant: see 'keeps each tenant's known results apart'
     });
     await call('/v1/verify?email=ann@example.com&timeout=2.5', { headers: auth() });
     expect(verifier.calls[1]?.overrides?.timeoutMs).toBe(2500);
@@ -216,10 +217,29 @@ describe('GET /v1/verify', () => {
     expect(verifier.calls.map((made) => made.overrides)).toEqual(
       seconds.map((timeout) => {
         const ms = Math.round(timeout * 1000);
-        return { timeoutMs: ms, connectTimeoutMs: ms, replyTimeoutMs: ms };
+        return {
+          timeoutMs: ms,
+          connectTimeoutMs: ms,
+          replyTimeoutMs: ms,
+          knownResultsNamespace: verifier.calls[0]?.overrides?.knownResultsNamespace,
+        };
       }),
     );
     expect(verifier.calls.every((made) => Object.isFrozen(made.overrides))).toBe(true);
+  });
+
+  it("keeps each tenant's known results apart (the tenant is their namespace) and passes fresh=true", async () => {
+    const { call, verifier } = setup();
+    await call('/v1/verify?email=ann@example.com', { headers: auth(KEY_A) });
+    await call('/v1/verify?email=ann@example.com', { headers: auth(KEY_B) });
+    await call('/v1/verify?email=ann@example.com&fresh=true', { headers: auth(KEY_A) });
+    await call('/v1/verify?email=ann@example.com&fresh=false', { headers: auth(KEY_A) });
+    const [a, b, fresh, notFresh] = verifier.calls.map((made) => made.overrides);
+    expect(typeof a?.knownResultsNamespace).toBe('string');
+    expect(b?.knownResultsNamespace).not.toBe(a?.knownResultsNamespace);
+    expect(fresh).toMatchObject({ fresh: true, knownResultsNamespace: a?.knownResultsNamespace });
+    expect(notFresh).toBe(a); // the same frozen object: split once by the verifier
+    expect('fresh' in (a ?? {})).toBe(false);
   });
 
   it('passes unicode addresses through', async () => {
@@ -238,6 +258,11 @@ describe('GET /v1/verify', () => {
     ['?email=a@b.example&timeout=61', 'timeout must be a number from 1 to 60'],
     ['?email=a@b.example&timeout=ten', 'timeout must be a number from 1 to 60'],
     ['?email=a@b.example&timeout=', 'timeout must be a number from 1 to 60'],
+    ['?email=a@b.example&fresh=maybe', 'fresh must be true or false'],
+    ['?email=a@b.example&fresh=TRUE', 'fresh must be true or false'],
+    ['?email=a@b.example&fresh=', 'fresh must be true or false'],
+    ['?email=a@b.example&fresh=tr%C3%BCe', 'fresh must be true or false'],
+    ['?email=a@b.example&fresh=true&fresh=true', 'fresh must be given at most once'],
   ])('answers 400 for %j', async (query, message) => {
     const { call, verifier } = setup();
     const response = await call(`/v1/verify${query}`, { headers: auth() });

@@ -1,0 +1,109 @@
+/**
+ * Known results asked for together: the `get` and `set` calls made in one turn of the event loop go to the store as
+ * one call each, so a bulk chunk's verifications cost one round trip to a shared store, not one per address.
+ * @module
+ */
+import { OptionsError } from '../errors.js';
+import type { KnownEntry, KnownResult, KnownResults } from './types.js';
+
+/** Most keys (or entries) in one call to the wrapped store. */
+export const MAX_BATCH = 1000;
+
+interface Waiter<T> {
+  readonly resolve: (value: T) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Options of {@link batchedKnownResults}. */
+export interface BatchOptions {
+  /**
+   * How long calls are collected before they go to the store, in milliseconds (0-1000): `0` merges the calls of one
+   * event-loop turn; a few milliseconds merge a bulk chunk's verifications, which reach the SMTP check over several
+   * turns, into far fewer queries. A batch of {@link MAX_BATCH} goes at once. @default 0
+   */
+  readonly windowMs?: number;
+}
+
+/**
+ * Wraps `inner` so that the calls made within `windowMs` (by default, before the next macrotask) are merged into
+ * batches of at most {@link MAX_BATCH} keys or entries; each caller gets its own keys' answer (or the batch's error).
+ * @example
+ * const shared = batchedKnownResults(storeKnownResults, { windowMs: 5 });
+ */
+export function batchedKnownResults(inner: KnownResults, options: BatchOptions = {}): KnownResults {
+  const windowMs = options.windowMs ?? 0;
+  if (!Number.isInteger(windowMs) || windowMs < 0 || windowMs > 1000) {
+    throw new OptionsError('windowMs', 'must be an integer 0-1000');
+  }
+  let gets: { keys: readonly string[]; waiter: Waiter<ReadonlyMap<string, KnownResult>> }[] = [];
+  let sets: { entries: readonly KnownEntry[]; waiter: Waiter<void> }[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let pending = 0;
+
+  async function flushGets(batch: typeof gets): Promise<void> {
+    const keys = [...new Set(batch.flatMap((call) => call.keys))];
+    const found = new Map<string, KnownResult>();
+    try {
+      for (let i = 0; i < keys.length; i += MAX_BATCH) {
+        for (const [key, result] of await inner.get(keys.slice(i, i + MAX_BATCH))) found.set(key, result);
+      }
+    } catch (error) {
+      for (const call of batch) call.waiter.reject(error);
+      return;
+    }
+    for (const call of batch) {
+      const own = new Map<string, KnownResult>();
+      for (const key of call.keys) {
+        const result = found.get(key);
+        if (result !== undefined) own.set(key, result);
+      }
+      call.waiter.resolve(own);
+    }
+  }
+
+  async function flushSets(batch: typeof sets): Promise<void> {
+    const entries = batch.flatMap((call) => call.entries);
+    try {
+      for (let i = 0; i < entries.length; i += MAX_BATCH) await inner.set(entries.slice(i, i + MAX_BATCH));
+    } catch (error) {
+      for (const call of batch) call.waiter.reject(error);
+      return;
+    }
+    for (const call of batch) call.waiter.resolve();
+  }
+
+  function flush(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    pending = 0;
+    const g = gets;
+    const s = sets;
+    gets = [];
+    sets = [];
+    // Writes first, then reads: a verdict kept before a lookup of the same key is found by it (read your writes).
+    const written = s.length > 0 ? flushSets(s) : Promise.resolve();
+    if (g.length > 0) void written.then(() => flushGets(g));
+  }
+
+  function schedule(size: number): void {
+    pending += size;
+    if (pending >= MAX_BATCH) flush();
+    else timer ??= setTimeout(flush, windowMs);
+  }
+
+  return {
+    ...(inner.now === undefined ? {} : { now: () => inner.now!() }),
+    get(keys) {
+      return new Promise((resolve, reject) => {
+        gets.push({ keys, waiter: { resolve, reject } });
+        schedule(keys.length);
+      });
+    },
+    set(entries) {
+      return new Promise((resolve, reject) => {
+        sets.push({ entries, waiter: { resolve, reject } });
+        schedule(entries.length);
+      });
+    },
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * Known results in the job store's `known_results` table, so that every process on the same database (a fleet, or
+ * API nodes behind a balancer) shares them; expired rows are deleted by a periodic sweep.
+ * @module
+ */
+import type { Clock } from '../clock.js';
+import { OptionsError } from '../errors.js';
+import { batchedKnownResults } from '../known/batch.js';
+import type { KnownEntry, KnownResult, KnownResults, KnownVerdict } from '../known/types.js';
+import type { SqlDriver } from './driver.js';
+
+/** Options of a store's `knownResults()`. */
+export interface StoreKnownResultsOptions {
+  /** How often expired rows are deleted, in milliseconds (1,000-86,400,000); `0` never (call `sweep()`). @default 600000 */
+  readonly sweepIntervalMs?: number;
+  /** Time source: decides expiry, runs the sweep. @default the system clock */
+  readonly clock?: Clock;
+  /** How long `get` and `set` calls are collected into one query, in milliseconds (0-1000). @default 5 */
+  readonly batchWindowMs?: number;
+}
+
+/** The documented defaults of {@link StoreKnownResultsOptions}. */
+export const STORE_KNOWN_DEFAULTS = Object.freeze({ sweepIntervalMs: 600_000, batchWindowMs: 5 });
+
+/** Known results kept in a job store's database. */
+export interface StoreKnownResults extends KnownResults {
+  /** Deletes the expired rows now; resolves to how many. */
+  sweep(): Promise<number>;
+  /** Stops the sweep (the store's driver stays open: the store closes it). Idempotent. */
+  close(): void;
+}
+
+/** A job store that can keep known results in its database (`pgliteStore`, `postgresStore`). */
+export interface KnownResultsHost {
+  /**
+   * Known results in this store's database: `get` and `set` calls of one event-loop turn are batched into one
+   * query each. Throws an `OptionsError` naming a bad option.
+   */
+  knownResults(options?: StoreKnownResultsOptions): StoreKnownResults;
+}
+
+/** True when `store` can keep known results ({@link KnownResultsHost}). */
+export function hasKnownResults(store: unknown): store is KnownResultsHost {
+  return (
+    typeof store === 'object' &&
+    store !== null &&
+    typeof (store as Partial<KnownResultsHost>).knownResults === 'function'
+  );
+}
+
+function sweepIntervalOf(value: unknown): number {
+  if (value === undefined) return STORE_KNOWN_DEFAULTS.sweepIntervalMs;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    (value !== 0 && (value < 1000 || value > 86_400_000))
+  ) {
+    throw new OptionsError('sweepIntervalMs', 'must be 0 or an integer 1000-86400000');
+  }
+  return value;
+}
+
+const REAL_CLOCK: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms) as unknown as { unref?: () => void };
+    timer.unref?.(); // a sweep never keeps a process alive
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as Parameters<typeof clearTimeout>[0]),
+};
+
+function verdictOf(text: unknown): KnownVerdict {
+  return JSON.parse(String(text)) as KnownVerdict;
+}
+
+/** The latest entry per key (one upsert cannot touch a row twice). */
+function lastPerKey(entries: readonly KnownEntry[]): KnownEntry[] {
+  const byKey = new Map<string, KnownEntry>();
+  for (const entry of entries) byKey.set(entry.key, entry);
+  return [...byKey.values()];
+}
+
+/**
+ * Known results in `schema.known_results` on `driver` (the table comes with the store's migration 5). Used by the
+ * SQL store's `knownResults()`.
+ */
+export function sqlKnownResults(
+  driver: SqlDriver,
+  schema: string,
+  options: StoreKnownResultsOptions = {},
+): StoreKnownResults {
+  if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
+  const interval = sweepIntervalOf(options.sweepIntervalMs);
+  const windowMs = options.batchWindowMs ?? STORE_KNOWN_DEFAULTS.batchWindowMs;
+  if (!Number.isInteger(windowMs) || windowMs < 0 || windowMs > 1000) {
+    throw new OptionsError('batchWindowMs', 'must be an integer 0-1000');
+  }
+  const clock = options.clock ?? REAL_CLOCK;
+  const table = `${schema}.known_results`;
+  let timer: unknown;
+  let closed = false;
+
+  const direct: KnownResults = {
+    async get(keys) {
+      const found = new Map<string, KnownResult>();
+      if (keys.length === 0) return found;
+      const rows = await driver.query(
+        `SELECT key, verdict, checked_at FROM ${table} WHERE key = ANY($1::text[]) AND expires_at > $2`,
+        [keys, clock.now()],
+      );
+      for (const row of rows) {
+        found.set(String(row.key), { ...verdictOf(row.verdict), checkedAt: Number(row.checked_at) });
+      }
+      return found;
+    },
+    async set(entries) {
+      if (entries.length === 0) return;
+      const latest = lastPerKey(entries);
+      await driver.query(
+        `INSERT INTO ${table} (key, verdict, checked_at, expires_at)
+         SELECT key, verdict, checked_at, checked_at + ttl
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS t(key, verdict, checked_at, ttl)
+         ON CONFLICT (key) DO UPDATE SET verdict = excluded.verdict, checked_at = excluded.checked_at,
+           expires_at = excluded.expires_at`,
+        [
+          latest.map((entry) => entry.key),
+          latest.map((entry) => JSON.stringify(entry.verdict)),
+          latest.map((entry) => entry.checkedAt),
+          latest.map((entry) => entry.ttlMs),
+        ],
+      );
+    },
+  };
+
+  async function sweep(): Promise<number> {
+    const rows = await driver.query(`DELETE FROM ${table} WHERE expires_at <= $1 RETURNING 1 AS gone`, [
+      clock.now(),
+    ]);
+    return rows.length;
+  }
+
+  function arm(): void {
+    if (interval === 0 || closed) return;
+    timer = clock.setTimeout(() => {
+      sweep().then(arm, arm); // a failed sweep is tried again next time
+    }, interval);
+  }
+  arm();
+
+  return {
+    ...batchedKnownResults(direct, { windowMs }),
+    now: () => clock.now(),
+    sweep,
+    close() {
+      closed = true;
+      if (timer !== undefined) clock.clearTimeout(timer);
+    },
+  };
+}

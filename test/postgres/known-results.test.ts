@@ -1,0 +1,125 @@
+import pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OptionsError } from '../../src/errors.js';
+import { type KnownVerdict, knownKey } from '../../src/known/types.js';
+import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
+import { knownResultsContract } from '../../src/testing/known-results-contract.js';
+import { FakeClock } from '../bulk/support.js';
+import {
+  dropPostgresSchema,
+  openSharedPglite,
+  PGLITE_OPEN_MS,
+  POSTGRES_URL,
+  sharedPglite,
+  testSchema,
+} from '../support/databases.js';
+
+beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
+
+knownResultsContract('pgliteStore().knownResults()', async (clock) => {
+  const db = await sharedPglite();
+  const schema = testSchema();
+  const store = await pgliteStore({ db, schema });
+  const known = store.knownResults({ clock });
+  return {
+    known,
+    async close() {
+      known.close();
+      await store.close?.();
+      await db.query(`DROP SCHEMA ${schema} CASCADE`);
+    },
+  };
+});
+
+const NOW = Date.now();
+
+const VALID: KnownVerdict = {
+  status: 'valid',
+  sub_status: null,
+  accept_all: false,
+  mx_record: 'mx.x.test',
+  smtp_provider: null,
+  reason: null,
+};
+
+describe('the store sweep', () => {
+  it('deletes expired rows every sweepIntervalMs, by the injected clock', async () => {
+    const db = await sharedPglite();
+    const schema = testSchema();
+    const store = await pgliteStore({ db, schema });
+    const clock = new FakeClock();
+    const known = store.knownResults({ clock, sweepIntervalMs: 60_000 });
+    try {
+      await known.set([
+        { key: knownKey('', 'short@x.test'), verdict: VALID, checkedAt: clock.now(), ttlMs: 30_000 },
+        { key: knownKey('', 'long@x.test'), verdict: VALID, checkedAt: clock.now(), ttlMs: 3_600_000 },
+      ]);
+      const count = async () =>
+        Number(
+          (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.known_results`)).rows[0]
+            ?.n,
+        );
+      expect(await count()).toBe(2);
+      clock.advance(60_000); // the sweep runs: the 30 s row is gone, the hour's row stays
+      await expect.poll(count).toBe(1);
+      expect(await known.sweep()).toBe(0);
+    } finally {
+      known.close();
+      expect(clock.pending).toBe(0);
+      await store.close?.();
+      await db.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
+
+  it('refuses a bad sweep interval, naming it', async () => {
+    const db = await sharedPglite();
+    const schema = testSchema();
+    const store = await pgliteStore({ db, schema });
+    try {
+      for (const sweepIntervalMs of [-1, 5, 1.5, 86_400_001, Number.NaN]) {
+        expect(() => store.knownResults({ sweepIntervalMs })).toThrow(OptionsError);
+      }
+      expect(() => store.knownResults({ batchWindowMs: -1 })).toThrow(/batchWindowMs/);
+      expect(() => store.knownResults({ sweepIntervalMs: 5 })).toThrow(/sweepIntervalMs/);
+    } finally {
+      await store.close?.();
+      await db.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
+});
+
+describe.skipIf(POSTGRES_URL === undefined)('on the PostgreSQL server', () => {
+  knownResultsContract('postgresStore().knownResults()', async (clock) => {
+    const schema = testSchema();
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
+    const store = await postgresStore({ pool, schema });
+    const known = store.knownResults({ clock });
+    return {
+      known,
+      async close() {
+        known.close();
+        await store.close?.();
+        await pool.end();
+        await dropPostgresSchema(schema);
+      },
+    };
+  });
+
+  it('shares known results between two stores on one database (a fleet)', async () => {
+    const schema = testSchema();
+    const first = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const second = await postgresStore({ connectionString: POSTGRES_URL!, schema });
+    const a = first.knownResults();
+    const b = second.knownResults();
+    try {
+      await a.set([{ key: knownKey('t', 'a@x.test'), verdict: VALID, checkedAt: NOW, ttlMs: 60_000 }]);
+      expect((await b.get([knownKey('t', 'a@x.test')])).get(knownKey('t', 'a@x.test'))?.status).toBe('valid');
+    } finally {
+      a.close();
+      b.close();
+      await first.close?.();
+      await second.close?.();
+      await dropPostgresSchema(schema);
+    }
+  });
+});
