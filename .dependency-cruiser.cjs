@@ -11,7 +11,7 @@
 /** The runtime-free core. verifier.ts (createVerifier on Node's defaults) and node-runtime.ts are not in it. */
 const CORE = [
   '^src/(syntax|typo|data|checks|io)/',
-  '^src/(verifier-core|runtime|options|result|result-json|score|errors|clock|envelope-options|abort-watch|weak-memo)\\.ts$',
+  '^src/(verifier-core|runtime|options|observer|result|result-json|score|errors|clock|envelope-options|abort-watch|weak-memo)\\.ts$',
 ];
 /** Node's built-in modules, as dependency-cruiser names them (without `node:`). */
 const NODE_BUILTINS = `^(${[

@@ -147,6 +147,7 @@ export {
   type SmtpEvidence,
   type SmtpFailure,
 } from './errors.js';
+export type { DnsCounters, SmtpCounters, VerifierObserver } from './observer.js';
 export {
   DEFAULTS,
   type ListOptions,

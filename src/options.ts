@@ -8,6 +8,7 @@ import { parseCidrList } from './dns/guard.js';
 import type { Resolver } from './dns/types.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
+import { observerOption, type VerifierObserver } from './observer.js';
 import type { TlsPolicy, Transport } from './smtp/types.js';
 
 /**
@@ -114,6 +115,12 @@ export interface VerifyOptions {
    * @default 30000
    */
   readonly mxBackoffMs?: number;
+  /**
+   * Callbacks told about finished verifications and handed readers of the DNS cache's and the SMTP pool's
+   * counters (see {@link VerifierObserver}): where metrics come from. With none, nothing extra runs.
+   * @default none
+   */
+  readonly observer?: VerifierObserver;
   /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
   readonly signal?: AbortSignal;
 }
@@ -132,6 +139,7 @@ export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
   'idleSessionMs',
   'mxBackoffMs',
   'catchAllTtlMs',
+  'observer',
 ] as const satisfies readonly (keyof VerifyOptions)[]);
 
 /** A name in {@link VERIFIER_LEVEL_OPTIONS}. */
@@ -178,6 +186,7 @@ export interface ResolvedOptions {
   readonly maxRejectsPerSession: number;
   readonly idleSessionMs: number;
   readonly mxBackoffMs: number;
+  readonly observer: VerifierObserver | undefined;
   readonly signal: AbortSignal | undefined;
 }
 
@@ -240,6 +249,7 @@ const KNOWN_KEYS = new Set([
   'maxRejectsPerSession',
   'idleSessionMs',
   'mxBackoffMs',
+  'observer',
   'signal',
 ]);
 
@@ -486,6 +496,7 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     maxRejectsPerSession: int(options, 'maxRejectsPerSession', 1, 1_000),
     idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
     mxBackoffMs: int(options, 'mxBackoffMs', 0, 3_600_000),
+    observer: observerOption(options.observer),
     signal,
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { Resolver } from './dns/types.js';
 import { MailvetError } from './errors.js';
+import { type DnsCounters, tellObserver } from './observer.js';
 import type { ResolvedOptions } from './options.js';
 import { createProber, type Prober } from './smtp/prober.js';
 import type { Transport } from './smtp/types.js';
@@ -52,12 +53,17 @@ export function createRuntime(options: ResolvedOptions, platform: PlatformDefaul
   const transport = options.transport ?? platform.transport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
+  const observer = options.observer;
   let resolver: Resolver | undefined = options.resolver;
+  if (resolver !== undefined) observeDns(resolver, options);
   let prober: Prober | undefined;
   let closed = false;
   return {
     get resolver() {
-      resolver ??= platform.resolver();
+      if (resolver === undefined) {
+        resolver = platform.resolver();
+        observeDns(resolver, options);
+      }
       return resolver;
     },
     transport,
@@ -79,6 +85,8 @@ export function createRuntime(options: ResolvedOptions, platform: PlatformDefaul
         now,
         randomBytes,
       });
+      const made = prober;
+      if (observer?.smtp !== undefined) tellObserver(() => observer.smtp?.(() => made.stats()));
       return prober;
     },
     async close() {
@@ -87,4 +95,12 @@ export function createRuntime(options: ResolvedOptions, platform: PlatformDefaul
       if (options.resolver === undefined) resolver?.close?.();
     },
   };
+}
+
+/** Hands the observer's `dns` callback the counters of `resolver`, when it keeps them (a cached resolver does). */
+function observeDns(resolver: Resolver, options: ResolvedOptions): void {
+  const tell = options.observer?.dns;
+  const stats = (resolver as { stats?: () => DnsCounters }).stats;
+  if (tell === undefined || typeof stats !== 'function') return;
+  tellObserver(() => tell(() => stats.call(resolver)));
 }

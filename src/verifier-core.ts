@@ -8,6 +8,7 @@ import { DEFAULT_CHECKS } from './checks/index.js';
 import { createCheckState } from './checks/state.js';
 import type { Check, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
+import { tellObserver, type VerifierObserver } from './observer.js';
 import {
   applyBudget,
   type ResolvedOptions,
@@ -116,6 +117,18 @@ async function annotate(state: CheckState, checks: readonly Check[], from: numbe
   }
 }
 
+/** Tells `verified` about the verification `pending()` settles with, and how long it took. */
+async function observed(
+  pending: () => Promise<VerificationResult>,
+  verified: NonNullable<VerifierObserver['verified']>,
+): Promise<VerificationResult> {
+  const started = performance.now();
+  const result = await pending();
+  const durationMs = performance.now() - started;
+  tellObserver(() => verified(result, durationMs));
+  return result;
+}
+
 /**
  * Creates a verifier on a platform: `platform` gives the seams that `defaults` leave unset (a resolver, a
  * transport, a HELO name). `createVerifier` is this with Node's defaults; other runtimes (and tests) pass their
@@ -133,28 +146,35 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
   const options = resolveOptions(defaults);
   const checks = checksOf(options);
   const runtime = createRuntime(options, platform);
+  const verified = options.observer?.verified;
   let disposed = false;
 
+  function start(email: string, overrides: VerifyCallOptions | undefined): Promise<VerificationResult> {
+    if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
+    if (typeof email !== 'string') {
+      return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
+    }
+    if (overrides === undefined) return run(email, options, checks, runtime);
+    let merged: ResolvedOptions;
+    try {
+      const budgeted = applyBudget(options, overrides);
+      if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
+      for (const key of VERIFIER_LEVEL_OPTIONS) {
+        if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
+      }
+      merged = resolveOptions({ ...defaults, ...overrides });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return run(email, merged, checksOf(merged), runtime);
+  }
+
   return {
-    verify(email, overrides) {
-      if (disposed) return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
-      if (typeof email !== 'string') {
-        return Promise.reject(new MailvetError('invalid_request', 'email must be a string'));
-      }
-      if (overrides === undefined) return run(email, options, checks, runtime);
-      let merged: ResolvedOptions;
-      try {
-        const budgeted = applyBudget(options, overrides);
-        if (budgeted !== undefined) return run(email, budgeted, checks, runtime);
-        for (const key of VERIFIER_LEVEL_OPTIONS) {
-          if (key in overrides) throw new OptionsError(key, 'can only be set on createVerifier()');
-        }
-        merged = resolveOptions({ ...defaults, ...overrides });
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return run(email, merged, checksOf(merged), runtime);
-    },
+    // Without an observer, verify is start itself: not one call more on the hot path.
+    verify:
+      verified === undefined
+        ? start
+        : (email, overrides) => observed(() => start(email, overrides), verified),
     async dispose() {
       if (disposed) return;
       disposed = true;

@@ -8,7 +8,10 @@ import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
+import type { MailvetMetrics } from '../metrics/registry.js';
+import type { MetricsServer } from '../metrics/server.js';
 import { createVerifier, type Verifier } from '../verifier.js';
+import { memoryWebhookLog } from '../webhooks/log.js';
 import type { WebhookServerDetail } from '../webhooks/notifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
@@ -24,6 +27,16 @@ import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPla
 import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import {
+  createProcessMetrics,
+  listenForMetrics,
+  METRICS_API_FLAG,
+  METRICS_LISTENER_FLAGS,
+  metricsChoiceOf,
+  observedOptions,
+  watchJobs,
+  watchRedis,
+} from './metrics.js';
 import { optionsUsageError } from './options-error.js';
 import {
   damageWarnings,
@@ -60,6 +73,8 @@ const FLAGS: readonly FlagSpec[] = [
     type: 'boolean',
     description: 'serve GET /v1/diagnostics, the mailvet doctor report of this host (off by default)',
   },
+  ...METRICS_LISTENER_FLAGS,
+  METRICS_API_FLAG,
   {
     name: 'greylist-delays',
     type: 'string',
@@ -80,8 +95,14 @@ const FLAGS: readonly FlagSpec[] = [
 ];
 
 /** The `webhooks` option of the server: the keys' secrets, the guard's settings named by their flags. */
-function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined, io: CliIo) {
+function webhookOptionsOf(
+  choice: WebhookChoice,
+  resolver: Resolver | undefined,
+  io: CliIo,
+  metrics: MailvetMetrics | undefined,
+) {
   return {
+    ...(metrics === undefined ? {} : { log: metrics.webhookLog(memoryWebhookLog()) }),
     keys: choice.keys,
     allowAddresses: choice.allowAddresses,
     allowHttpWebhooks: choice.allowHttp,
@@ -111,7 +132,12 @@ they survive restarts and crashes, and unfinished jobs resume when the server st
 With --redis redis://... (and --store) the server is an API node of a worker fleet: \`mailvet worker\` processes
 verify the jobs (this one too with --work); see docs/scaling.md.
 
-Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
+Metrics (Prometheus text format, see docs/operations.md): --metrics-port serves GET /metrics on a listener of its
+own (127.0.0.1 by default: keep it off the public network); --metrics serves it on the API port to API keys with
+the admin scope (every key of MAILVET_API_KEYS holds it).
+
+Environment: MAILVET_API_KEYS (required), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_METRICS_PORT,
+MAILVET_METRICS_HOST, MAILVET_METRICS=1, MAILVET_DATA,
 MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
 Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
 --webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
@@ -175,6 +201,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const port = portSource === undefined ? 8080 : integer(portSource, 0, 65_535);
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
+  const metricsChoice = metricsChoiceOf(args, io.env, true);
+  if (metricsChoice?.onApi && apiKeys.length === 0) {
+    throw usageError('--metrics needs an API key to hold the admin scope: set MAILVET_API_KEYS=key1,key2');
+  }
   if (apiKeys.length === 0) throw usageError('serve needs API keys: set MAILVET_API_KEYS=key1,key2');
   const webhooks = await webhookChoiceOf(args, io.env, apiKeys, io.cwd ?? process.cwd());
   const greylistDelaysMs = greylistDelaysOf(
@@ -192,16 +222,17 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
   if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
   const built = verifyOptionsOf(settings);
+  const metrics = metricsChoice === undefined ? undefined : await createProcessMetrics();
   let verifier: Verifier;
   try {
-    verifier = (io.createVerifier ?? createVerifier)(built.options);
+    verifier = (io.createVerifier ?? createVerifier)(observedOptions(built.options, metrics));
   } catch (error) {
     built.close();
     throw optionsUsageError(error) ?? error;
   }
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
-    store = await openStore(storeChoice);
+    store = await openStore(storeChoice, metrics?.onQuery);
   } catch (error) {
     await verifier.dispose();
     built.close();
@@ -216,7 +247,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
   let worker: { close(): Promise<void> } | undefined;
+  let stopRedisPings: (() => void) | undefined;
   const release = async (): Promise<void> => {
+    stopRedisPings?.();
     await worker?.close().catch(() => {});
     await jobs.close().catch(() => {});
     await verifier.dispose();
@@ -225,6 +258,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   try {
     await jobs.opened(); // unfinished jobs of a durable store resume now
     if (fleet !== undefined && work) worker = await fleetWorker(fleet, store as FleetJobStore, verifier, io);
+    if (metrics !== undefined) {
+      watchJobs(metrics, jobs);
+      if (fleet !== undefined) stopRedisPings = await watchRedis(metrics, fleet);
+    }
   } catch (error) {
     await release();
     throw storeCliError(error);
@@ -238,7 +275,11 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       apiKeys,
       verifier,
       jobs,
-      ...(webhooks === undefined ? {} : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io) }),
+      ...(webhooks === undefined
+        ? {}
+        : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io, metrics) }),
+      ...(metrics === undefined ? {} : { onRequest: metrics.onRequest }),
+      ...(metrics !== undefined && metricsChoice?.onApi ? { metrics: () => metrics.exposition() } : {}),
       console: !args.flag('no-console'),
       ...(diagnostics
         ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
@@ -263,6 +304,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           : String(code ?? error);
     throw new CliError(EXIT.io, `cannot listen on ${host}:${port}: ${reason}`, { cause: error });
   }
+  let metricsServer: MetricsServer | undefined;
+  if (metrics !== undefined && metricsChoice?.listener !== undefined) {
+    try {
+      metricsServer = await listenForMetrics(metricsChoice.listener, metrics, io);
+    } catch (error) {
+      await running.close();
+      await release();
+      throw error;
+    }
+  }
   const helo = heloWarning(settings, io.hostname);
   if (helo !== undefined) await write(io.stderr, helo);
   for (const warning of webhooks?.warnings ?? []) await write(io.stderr, warning);
@@ -271,11 +322,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     io.stdout,
     `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
   );
+  if (metricsServer !== undefined) await write(io.stdout, `mailvet metrics on ${metricsServer.url}\n`);
   await new Promise<void>((resolve) => {
     if (io.signal === undefined) return;
     if (io.signal.aborted) resolve();
     else io.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  await metricsServer?.close();
   await running.close();
   await release();
   await write(io.stdout, 'mailvet API stopped\n');

@@ -7,6 +7,7 @@ import type { DiagnosticsReport } from '../doctor/types.js';
 import type { Verifier } from '../verifier.js';
 import type { ByteReservations } from './byte-reservations.js';
 import type { HttpLimits } from './limits.js';
+import type { MetricsSource } from './metrics-source.js';
 import type { QueryParams } from './params.js';
 import type { Principal } from './principal.js';
 import type { HttpWebhooks } from './webhook-settings.js';
@@ -28,6 +29,8 @@ export interface Services {
   readonly heartbeatMs: number;
   /** Runs (or reuses) the diagnosis of `GET /v1/diagnostics`; `undefined` while the route is off. */
   readonly diagnostics: (() => Promise<DiagnosticsReport>) | undefined;
+  /** Makes the exposition of `GET /metrics`; `undefined` while the route is off. */
+  readonly metrics: MetricsSource | undefined;
 }
 
 /** One request, after routing and authentication. */

@@ -16,6 +16,7 @@ import { wireJob } from './wire.js';
 export const HTTP_ERRORS = {
   invalid_request: { status: 400, message: 'the request is malformed' },
   unauthorized: { status: 401, message: 'a valid API key is required (Authorization: Bearer <key>)' },
+  forbidden: { status: 403, message: 'the API key lacks a scope this route needs' },
   not_found: { status: 404, message: 'not found' },
   method_not_allowed: { status: 405, message: 'method not allowed' },
   conflict: { status: 409, message: 'the request conflicts with the state of the job' },

@@ -18,6 +18,8 @@ import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
 import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
+import { getMetrics, metricsSourceOf } from './metrics-route.js';
+import type { MetricsSource } from './metrics-source.js';
 import { openApiDocument } from './openapi.js';
 import { pathAndQuery, rejectUnknownParams } from './params.js';
 import { type Principal, principalOf } from './principal.js';
@@ -85,6 +87,11 @@ export interface HandlerOptions {
    * logs and HTTP metrics come from. @default none
    */
   readonly onRequest?: RequestObserver;
+  /**
+   * `GET /metrics` for keys with the `admin` scope: a function that makes the exposition (Prometheus text
+   * format). Off (404) without it. `mailvet serve --metrics` passes its prom-client registry's. @default none
+   */
+  readonly metrics?: MetricsSource;
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -112,6 +119,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   jobEvents,
   listWebhookDeliveries,
   getDiagnostics,
+  getMetrics,
 };
 
 const KNOWN_OPTIONS = new Set([
@@ -129,6 +137,7 @@ const KNOWN_OPTIONS = new Set([
   'heartbeatMs',
   'diagnostics',
   'onRequest',
+  'metrics',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -233,6 +242,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     webhooks,
     heartbeatMs,
     diagnostics,
+    metrics: metricsSourceOf(options.metrics),
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);

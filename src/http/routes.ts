@@ -22,7 +22,8 @@ export type OperationId =
   | 'getJobResults'
   | 'jobEvents'
   | 'listWebhookDeliveries'
-  | 'getDiagnostics';
+  | 'getDiagnostics'
+  | 'getMetrics';
 
 /** An OpenAPI parameter object. */
 export interface ParameterDoc {
@@ -397,5 +398,22 @@ export const ROUTES: readonly Route[] = [
       content: { 'application/json': ref('DiagnosticsReport') },
     },
     errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    auth: true,
+    summary: "The server's metrics in the Prometheus text format (a key with the admin scope)",
+    description:
+      'Off by default: a server started without `metrics` (mailvet serve without --metrics) answers 404; ' +
+      '`mailvet serve --metrics-port` serves them on a listener of their own instead. Needs a key holding the ' +
+      '`admin` scope (403 otherwise). The series are listed in docs/operations.md.',
+    success: {
+      status: 200,
+      description: 'The metrics (Prometheus text exposition format 0.0.4).',
+      content: { 'text/plain': { type: 'string' } },
+    },
+    errors: ['forbidden', 'not_found'],
   },
 ];

@@ -10,6 +10,7 @@ import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
+import type { QueryObserver } from './observed-driver.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
 
@@ -23,6 +24,11 @@ export interface SqlStoreOptions {
    * @default 30000
    */
   readonly leaseMs?: number;
+  /**
+   * Told about each statement the store runs (its duration in milliseconds, and whether it failed): where the
+   * store's round-trip and error metrics come from. @default none
+   */
+  readonly onQuery?: QueryObserver;
 }
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;

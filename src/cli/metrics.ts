@@ -1,0 +1,137 @@
+/**
+ * The metrics flags of `mailvet serve` and `mailvet worker` (`--metrics-port`, `--metrics-host`, and serve's
+ * `--metrics`), and the wiring of the metrics into a process. prom-client is loaded only when metrics are asked
+ * for, so a process without them (and `mailvet verify`) never loads it.
+ * @module
+ */
+import { isIP } from 'node:net';
+import type { BulkJobManagerApi } from '../bulk/types.js';
+import type { MailvetMetrics } from '../metrics/registry.js';
+import type { MetricsServer } from '../metrics/server.js';
+import type { VerifyOptions } from '../options.js';
+import type { FlagSpec, ParsedArgs } from './args.js';
+import { type Env, integer, single, switched } from './config.js';
+import type { FleetChoice } from './fleet.js';
+import { CliError, type CliIo, EXIT, quote, usageError } from './io.js';
+
+/** `--metrics-port` and `--metrics-host`: the metrics listener of serve and worker. */
+export const METRICS_LISTENER_FLAGS: readonly FlagSpec[] = [
+  {
+    name: 'metrics-port',
+    type: 'string',
+    value: '<port>',
+    description:
+      'serve GET /metrics (Prometheus text format) on a listener of its own on this port, 0 for any',
+  },
+  {
+    name: 'metrics-host',
+    type: 'string',
+    value: '<address>',
+    description: 'interface of the --metrics-port listener (default 127.0.0.1)',
+  },
+];
+
+/** serve's `--metrics`: `GET /metrics` on the API port, for keys with the admin scope. */
+export const METRICS_API_FLAG: FlagSpec = {
+  name: 'metrics',
+  type: 'boolean',
+  description: 'also serve GET /metrics on the API port, to API keys with the admin scope',
+};
+
+/** Where the metrics are served, as the flags chose. */
+export interface MetricsChoice {
+  /** The listener of `--metrics-port`, if given. */
+  readonly listener: { readonly port: number; readonly host: string } | undefined;
+  /** `--metrics`: on the API port too. */
+  readonly onApi: boolean;
+}
+
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/**
+ * Reads the metrics flags (and MAILVET_METRICS_PORT, MAILVET_METRICS_HOST, MAILVET_METRICS); `undefined` when no
+ * metrics are asked for. `api` says whether `--metrics` exists (serve) or not (worker).
+ */
+export function metricsChoiceOf(args: ParsedArgs, env: Env, api: boolean): MetricsChoice | undefined {
+  const portSource = single(args, env, 'metrics-port', 'MAILVET_METRICS_PORT');
+  const hostSource = single(args, env, 'metrics-host', 'MAILVET_METRICS_HOST');
+  const onApi = api && switched(args, env, 'metrics', 'MAILVET_METRICS');
+  const port = portSource === undefined ? undefined : integer(portSource, 0, 65_535);
+  if (hostSource !== undefined) {
+    const host = hostSource.value;
+    if (isIP(host) === 0 && !HOST_NAME.test(host)) {
+      throw usageError(`${hostSource.label} must be an IP address or a host name, got ${quote(host)}`);
+    }
+    if (port === undefined) throw usageError(`${hostSource.label} applies to --metrics-port only`);
+  }
+  if (port === undefined && !onApi) return undefined;
+  return {
+    listener: port === undefined ? undefined : { port, host: hostSource?.value ?? '127.0.0.1' },
+    onApi,
+  };
+}
+
+/** Makes the process's metrics (loading prom-client now). */
+export async function createProcessMetrics(): Promise<MailvetMetrics> {
+  const { createMetrics } = await import('../metrics/registry.js');
+  return createMetrics();
+}
+
+/** `options` with the metrics' verifier observer. */
+export function observedOptions(options: VerifyOptions, metrics: MailvetMetrics | undefined): VerifyOptions {
+  return metrics === undefined ? options : { ...options, observer: metrics.observer };
+}
+
+/** Watches the jobs of `jobs` (every tenant's) for the job gauges. */
+export function watchJobs(metrics: MailvetMetrics, jobs: BulkJobManagerApi): void {
+  metrics.watchJobs({ list: () => jobs.list() });
+}
+
+/**
+ * Pings the fleet's Redis at each scrape, on a connection of its own (made now, closed by the returned function).
+ */
+export async function watchRedis(metrics: MailvetMetrics, fleet: FleetChoice): Promise<() => void> {
+  const { redisPinger } = await import('../bullmq/index.js');
+  const pinger = await redisPinger({
+    connection: fleet.url,
+    ...(fleet.prefix === undefined ? {} : { prefix: fleet.prefix }),
+  });
+  metrics.watchRedis(pinger.ping);
+  return pinger.close;
+}
+
+/**
+ * Starts the `--metrics-port` listener; a port that cannot be had is exit 3 naming it (the caller releases what it
+ * opened).
+ */
+export async function listenForMetrics(
+  listener: NonNullable<MetricsChoice['listener']>,
+  metrics: MailvetMetrics,
+  io: CliIo,
+): Promise<MetricsServer> {
+  const { startMetricsServer } = await import('../metrics/server.js');
+  try {
+    return await startMetricsServer({
+      port: listener.port,
+      host: listener.host,
+      exposition: () => metrics.exposition(),
+      onError: (error) => {
+        io.stderr.write(`mailvet: metrics: ${error instanceof Error ? error.message : String(error)}\n`);
+      },
+    });
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const reason =
+      code === 'EADDRINUSE'
+        ? 'the address is in use'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND'
+            ? 'no such local address'
+            : String(code ?? error);
+    throw new CliError(EXIT.io, `cannot listen for metrics on ${listener.host}:${listener.port}: ${reason}`, {
+      cause: error,
+    });
+  }
+}
