@@ -72,7 +72,8 @@ export function createRuntime(options: ResolvedOptions, platform: PlatformDefaul
     get prober() {
       if (closed && prober === undefined)
         throw new MailvetError('disposed', 'the verifier has been disposed');
-      prober ??= createProber({
+      if (prober !== undefined) return prober;
+      prober = createProber({
         transport,
         heloHost: options.heloHost ?? platform.heloHost(),
         perMxConcurrency: options.perMxConcurrency,
@@ -86,8 +87,9 @@ export function createRuntime(options: ResolvedOptions, platform: PlatformDefaul
         randomBytes,
       });
       const made = prober;
-      if (observer?.smtp !== undefined) tellObserver(() => observer.smtp?.(() => made.stats()));
-      return prober;
+      const tell = observer?.smtp;
+      if (tell !== undefined) tellObserver(() => tell(() => made.stats()));
+      return made;
     },
     async close() {
       closed = true;

@@ -74,6 +74,22 @@ function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * `work`, run at most once at a time: a call while a run is under way gets that run's promise (the metrics of one
+ * scrape, collected concurrently, share one read).
+ */
+function inFlightOnce<T>(work: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () => {
+    if (running !== undefined) return running;
+    const run = work().finally(() => {
+      if (running === run) running = undefined;
+    });
+    running = run;
+    return run;
+  };
+}
+
 /** Sums `field` over the sources' current counters. */
 function sum<T>(sources: readonly (() => T)[], field: (stats: T) => number): number {
   let total = 0;
@@ -184,28 +200,34 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     },
   });
 
-  const addressesGauge = new Gauge({
-    name: 'mailvet_job_addresses',
-    help: 'Addresses of bulk jobs: queued (of unfinished jobs), done (final result), retry_waiting (greylisted).',
-    labelNames: ['state'] as const,
-    registers: [], // registered below, after mailvet_jobs
+  // The registry collects its metrics concurrently: both job gauges share one read of the jobs per scrape.
+  const tallyOnce = inFlightOnce(async () => {
+    if (jobSources.length === 0) return undefined;
+    const lists = await Promise.all(jobSources.map((source) => source.list().catch(() => undefined)));
+    if (lists.some((list) => list === undefined)) return undefined; // the store did not answer: no fresh figures
+    return tallyJobs(lists.flatMap((list) => list?.jobs ?? []));
   });
-  // One read of the jobs sets both gauges: mailvet_jobs is registered (so collected) first.
   new Gauge({
     name: 'mailvet_jobs',
     help: 'Bulk jobs by state.',
     labelNames: ['state'] as const,
     registers,
     async collect() {
-      if (jobSources.length === 0) return;
-      const lists = await Promise.all(jobSources.map((source) => source.list().catch(() => undefined)));
-      if (lists.some((list) => list === undefined)) return; // the store did not answer: no fresh figures
-      const tally = tallyJobs(lists.flatMap((list) => list?.jobs ?? []));
-      for (const state of JOB_STATES) this.set({ state }, tally.jobs[state]);
-      for (const state of ADDRESS_STATES) addressesGauge.set({ state }, tally.addresses[state]);
+      const tally = await tallyOnce();
+      if (tally !== undefined) for (const state of JOB_STATES) this.set({ state }, tally.jobs[state]);
     },
   });
-  registry.registerMetric(addressesGauge);
+  new Gauge({
+    name: 'mailvet_job_addresses',
+    help: 'Addresses of bulk jobs: queued (of unfinished jobs), done (final result), retry_waiting (greylisted).',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      const tally = await tallyOnce();
+      if (tally !== undefined)
+        for (const state of ADDRESS_STATES) this.set({ state }, tally.addresses[state]);
+    },
+  });
 
   const webhookDeliveries = new Counter({
     name: 'mailvet_webhook_deliveries_total',
@@ -239,28 +261,36 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     help: 'Job store statements that failed.',
     registers,
   });
-  const redisErrors = new Counter({
-    name: 'mailvet_redis_errors_total',
-    help: "PINGs to the fleet's Redis that failed or timed out.",
-    registers,
-  });
+  // One PING per Redis per scrape, shared by the histogram and the error counter.
+  const pingOnce = inFlightOnce(() =>
+    Promise.all(
+      pings.map(async (ping) => {
+        const started = performance.now();
+        try {
+          await withTimeout(ping(), REDIS_PING_TIMEOUT_MS);
+          return (performance.now() - started) / 1000;
+        } catch {
+          return undefined;
+        }
+      }),
+    ),
+  );
   new Histogram({
     name: 'mailvet_redis_round_trip_seconds',
     help: "Round trip of a PING to the fleet's Redis, one per scrape, in seconds.",
     buckets: ROUND_TRIP_BUCKETS,
     registers,
     async collect() {
-      await Promise.all(
-        pings.map(async (ping) => {
-          const started = performance.now();
-          try {
-            await withTimeout(ping(), REDIS_PING_TIMEOUT_MS);
-            this.observe((performance.now() - started) / 1000);
-          } catch {
-            redisErrors.inc();
-          }
-        }),
-      );
+      for (const seconds of await pingOnce()) if (seconds !== undefined) this.observe(seconds);
+    },
+  });
+  new Counter({
+    name: 'mailvet_redis_errors_total',
+    help: "PINGs to the fleet's Redis that failed or timed out.",
+    registers,
+    async collect() {
+      const failed = (await pingOnce()).filter((seconds) => seconds === undefined).length;
+      if (failed > 0) this.inc(failed);
     },
   });
 
