@@ -5,7 +5,8 @@
  * @module
  */
 import { isIP } from 'node:net';
-import type { BulkJobManagerApi } from '../bulk/types.js';
+import { memoryJobStore } from '../bulk/memory-store.js';
+import type { BulkJobManagerApi, DurableJobStore, JobRecord, JobStore } from '../bulk/types.js';
 import type { MailvetMetrics } from '../metrics/registry.js';
 import type { MetricsServer } from '../metrics/server.js';
 import type { VerifyOptions } from '../options.js';
@@ -83,9 +84,49 @@ export function observedOptions(options: VerifyOptions, metrics: MailvetMetrics 
   return metrics === undefined ? options : { ...options, observer: metrics.observer };
 }
 
-/** Watches the jobs of `jobs` (every tenant's) for the job gauges. */
-export function watchJobs(metrics: MailvetMetrics, jobs: BulkJobManagerApi): void {
-  metrics.watchJobs({ list: () => jobs.list() });
+/** A job store that lists its jobs: a durable one, or {@link listedMemoryStore}. */
+export type ListedJobStore = JobStore & Pick<DurableJobStore, 'listJobs'>;
+
+/**
+ * The manager's default memory store, which also lists the records it was given (a memory store keeps no list of
+ * its own): the job gauges of a server without a durable store read them.
+ */
+export function listedMemoryStore(): ListedJobStore {
+  const inner = memoryJobStore();
+  const records = new Map<string, JobRecord>();
+  return {
+    ...inner,
+    saveJob(record) {
+      records.set(record.id, record);
+      return inner.saveJob(record);
+    },
+    deleteJob(id) {
+      records.delete(id);
+      return inner.deleteJob(id);
+    },
+    listJobs: async () => [...records.values()],
+  };
+}
+
+/**
+ * Feeds the job gauges every tenant's jobs: the records of `store` (the manager's own `list` shows one tenant's),
+ * and for an unfinished job its greylisting retries, from the manager.
+ */
+export function watchJobs(metrics: MailvetMetrics, jobs: BulkJobManagerApi, store: ListedJobStore): void {
+  metrics.watchJobs({
+    async jobs() {
+      const records = await store.listJobs();
+      return Promise.all(
+        records.map(async (record) => {
+          const unfinished = record.status === 'queued' || record.status === 'processing';
+          const job = unfinished
+            ? await jobs.get(record.id, record.owner === null ? undefined : { owner: record.owner })
+            : undefined;
+          return job ?? { ...record, retries: { waiting: 0 } };
+        }),
+      );
+    },
+  });
 }
 
 /**

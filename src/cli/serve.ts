@@ -29,6 +29,8 @@ import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
 import {
   createProcessMetrics,
+  type ListedJobStore,
+  listedMemoryStore,
   listenForMetrics,
   METRICS_API_FLAG,
   METRICS_LISTENER_FLAGS,
@@ -240,9 +242,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   }
   for (const warning of damageWarnings(store)) await write(io.stderr, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
+  // With metrics, the memory store is made here: the job gauges read every tenant's jobs from it.
+  const listed =
+    metrics === undefined ? undefined : ((store as ListedJobStore | undefined) ?? listedMemoryStore());
+  const jobStore = listed ?? store;
   const jobs = new BulkJobManager({
     ...(runner === undefined ? { verifier } : { runner }),
-    ...(store === undefined ? {} : { store }),
+    ...(jobStore === undefined ? {} : { store: jobStore }),
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
@@ -259,7 +265,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     await jobs.opened(); // unfinished jobs of a durable store resume now
     if (fleet !== undefined && work) worker = await fleetWorker(fleet, store as FleetJobStore, verifier, io);
     if (metrics !== undefined) {
-      watchJobs(metrics, jobs);
+      if (listed !== undefined) watchJobs(metrics, jobs, listed);
       if (fleet !== undefined) stopRedisPings = await watchRedis(metrics, fleet);
     }
   } catch (error) {

@@ -5,7 +5,6 @@
  * @module
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { JobList } from '../bulk/job-types.js';
 import type { MetricsExposition } from '../http/metrics-source.js';
 import type { RequestObserver } from '../http/request-record.js';
 import type { DnsCounters, SmtpCounters, VerifierObserver } from '../observer.js';
@@ -16,6 +15,7 @@ import {
   JOB_STATES,
   REPLY_CLASSES,
   requestLabels,
+  type TallyJob,
   tallyJobs,
   verificationLabels,
   webhookOutcome,
@@ -27,6 +27,13 @@ export const VERIFICATION_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5
 export const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Buckets of the store's and Redis's round-trip histograms, in seconds. */
 export const ROUND_TRIP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** prom-client's default gauges whose names end in `_total`, left out. */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 /** How long a scrape waits for Redis to answer its PING before counting an error, in milliseconds. */
 export const REDIS_PING_TIMEOUT_MS = 2000;
@@ -40,9 +47,10 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-/** What a job manager must offer for the job gauges: its jobs, read at each scrape. */
+/** Where the job gauges come from: every tenant's jobs, read at each scrape. */
 export interface JobsSource {
-  list(): Promise<Pick<JobList, 'jobs'>>;
+  /** The jobs, with their state, size, progress and greylisting retries. */
+  jobs(): Promise<readonly TallyJob[]>;
 }
 
 /** The metrics of one server or worker, and the observers that feed them. */
@@ -108,7 +116,12 @@ function sum<T>(sources: readonly (() => T)[], field: (stats: T) => number): num
  */
 export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
   const registry = new Registry();
-  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics !== false) {
+    collectDefaultMetrics({ register: registry });
+    // Gauges named like counters (promtool check metrics flags them): the same figures, by type, stay in
+    // nodejs_active_handles, nodejs_active_requests and nodejs_active_resources.
+    for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name);
+  }
   const registers = [registry];
   const dnsSources: (() => DnsCounters)[] = [];
   const smtpSources: (() => SmtpCounters)[] = [];
@@ -203,9 +216,9 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
   // The registry collects its metrics concurrently: both job gauges share one read of the jobs per scrape.
   const tallyOnce = inFlightOnce(async () => {
     if (jobSources.length === 0) return undefined;
-    const lists = await Promise.all(jobSources.map((source) => source.list().catch(() => undefined)));
+    const lists = await Promise.all(jobSources.map((source) => source.jobs().catch(() => undefined)));
     if (lists.some((list) => list === undefined)) return undefined; // the store did not answer: no fresh figures
-    return tallyJobs(lists.flatMap((list) => list?.jobs ?? []));
+    return tallyJobs(lists.flatMap((list) => list ?? []));
   });
   new Gauge({
     name: 'mailvet_jobs',

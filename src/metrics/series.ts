@@ -77,8 +77,13 @@ export interface JobTally {
   readonly addresses: Readonly<Record<(typeof ADDRESS_STATES)[number], number>>;
 }
 
+/** What the job gauges read of a job: its state, size, progress, and positions waiting for a greylisting retry. */
+export type TallyJob = Pick<Job, 'status' | 'total' | 'completed'> & {
+  readonly retries: { readonly waiting: number };
+};
+
 /** Counts `jobs` by state, and their addresses by where they stand. */
-export function tallyJobs(jobs: Iterable<Pick<Job, 'status' | 'total' | 'completed' | 'retries'>>): JobTally {
+export function tallyJobs(jobs: Iterable<TallyJob>): JobTally {
   const counts = { queued: 0, processing: 0, complete: 0, failed: 0 };
   const addresses = { queued: 0, done: 0, retry_waiting: 0 };
   for (const job of jobs) {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BulkJobManager } from '../../src/bulk/manager.js';
+import { listedMemoryStore, watchJobs } from '../../src/cli/metrics.js';
 import { cachedResolver } from '../../src/dns/cached.js';
 import { OptionsError } from '../../src/errors.js';
 import { createMetrics } from '../../src/metrics/registry.js';
@@ -114,6 +115,8 @@ describe('createMetrics', () => {
     const { body } = await metrics.exposition();
     expect(body).toMatch(/^process_cpu_user_seconds_total /m);
     expect(body).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(body).toMatch(/^nodejs_active_handles\{type="\w+"\} \d+/m);
+    expect(body).not.toMatch(/^nodejs_active_\w+_total/m); // gauges named like counters: left out
     expect(await register.getSingleMetric('mailvet_verifications_total')).toBeUndefined();
     createMetrics(); // a second registry in one process: no "already registered" error
   });
@@ -184,28 +187,39 @@ describe('createMetrics', () => {
     expect(sample(body, 'mailvet_webhook_deliveries_total{outcome="delivered"}')).toBe(1);
   });
 
-  it("reads a job manager's jobs at each scrape: jobs by state, addresses queued and done", async () => {
+  it("reads every tenant's jobs at each scrape: jobs by state, addresses queued and done", async () => {
     const metrics = createMetrics({ processMetrics: false });
     const verifier = createVerifierWith(PLATFORM, { dns: false, smtp: false });
-    const jobs = new BulkJobManager({ verifier });
+    const store = listedMemoryStore();
+    const jobs = new BulkJobManager({ verifier, store });
     try {
-      metrics.watchJobs({ list: () => jobs.list() });
-      const job = await jobs.create({ emails: ['a@b.test', 'c@d.test'], autoStart: false });
+      watchJobs(metrics, jobs, store);
+      const first = await jobs.create({
+        emails: ['a@b.test', 'c@d.test'],
+        autoStart: false,
+        owner: 'tenant-a',
+      });
+      await jobs.create({ emails: ['e@f.test'], autoStart: false, owner: 'tenant-b' });
       let { body } = await metrics.exposition();
-      expect(sample(body, 'mailvet_jobs{state="queued"}')).toBe(1);
-      expect(sample(body, 'mailvet_job_addresses{state="queued"}')).toBe(2);
-      await jobs.start(job.id);
-      await new Promise<void>((resolve) => {
+      expect(sample(body, 'mailvet_jobs{state="queued"}')).toBe(2);
+      expect(sample(body, 'mailvet_job_addresses{state="queued"}')).toBe(3);
+      expect(body).not.toContain('tenant-');
+      const completed = new Promise<void>((resolve) => {
         const off = jobs.on('complete', () => {
           off();
           resolve();
         });
       });
+      await jobs.start(first.id, { owner: 'tenant-a' });
+      await completed;
       ({ body } = await metrics.exposition());
       expect(sample(body, 'mailvet_jobs{state="complete"}')).toBe(1);
-      expect(sample(body, 'mailvet_jobs{state="queued"}')).toBe(0);
+      expect(sample(body, 'mailvet_jobs{state="queued"}')).toBe(1);
       expect(sample(body, 'mailvet_job_addresses{state="done"}')).toBe(2);
-      expect(sample(body, 'mailvet_job_addresses{state="queued"}')).toBe(0);
+      expect(sample(body, 'mailvet_job_addresses{state="queued"}')).toBe(1);
+      await jobs.delete(first.id, { owner: 'tenant-a' });
+      ({ body } = await metrics.exposition());
+      expect(sample(body, 'mailvet_jobs{state="complete"}')).toBe(0);
     } finally {
       await jobs.close();
       await verifier.dispose();
