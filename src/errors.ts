@@ -2,7 +2,7 @@
  * Typed errors with stable codes. `verify` throws only on misuse (bad options); a bad address gives a result.
  * @module
  */
-import type { SmtpReply, SmtpStage } from './smtp/types.js';
+import type { SmtpReply, SmtpStage } from './contracts/smtp.js';
 
 /** Every stable error code, with the HTTP status the adapter maps it to. */
 export const ERROR_CODES = {
@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   job_not_found: 404,
   job_not_complete: 409,
   job_finished: 409,
+  job_not_processing: 409,
   job_failed: 409,
   limit_exceeded: 429,
   store_error: 500,

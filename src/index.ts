@@ -15,6 +15,7 @@ export {
   JobInputError,
   JobNotCompleteError,
   JobNotFoundError,
+  JobNotProcessingError,
   LimitError,
   StoreError,
 } from './bulk/errors.js';
@@ -148,6 +149,13 @@ export {
   type SmtpFailure,
 } from './errors.js';
 export type { DnsCounters, SmtpCounters, VerifierObserver } from './observer.js';
+export {
+  type BooleanField,
+  type CustomField,
+  type IntegerField,
+  type OptionField,
+  VERIFY_FIELDS,
+} from './option-fields.js';
 export {
   DEFAULTS,
   type ListOptions,

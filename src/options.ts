@@ -3,32 +3,23 @@
  * @module
  */
 
-import type { Check } from './checks/types.js';
+import type { Check, ListOptions, ResolvedOptions } from './checks/types.js';
+import type { Resolver } from './contracts/dns.js';
+import type { TlsPolicy, Transport } from './contracts/smtp.js';
 import { parseCidrList } from './dns/guard.js';
-import type { Resolver } from './dns/types.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
 import { observerOption, type VerifierObserver } from './observer.js';
-import type { TlsPolicy, Transport } from './smtp/types.js';
+import {
+  type BooleanField,
+  type IntegerField,
+  type OptionField,
+  VERIFY_FIELDS,
+  verifyBoolean,
+  verifyInteger,
+} from './option-fields.js';
 
-/**
- * Changes to a built-in list: an array replaces the list, an object adds to and removes from it.
- * Entries are domains (disposable, free) or local parts (role); matching ignores case.
- */
-export type ListPatch =
-  | readonly string[]
-  | { readonly add?: readonly string[]; readonly remove?: readonly string[] };
-
-/** Overrides of the built-in data lists. */
-export interface ListOptions {
-  /** Disposable (throwaway) domains. Subdomains of a listed domain match too. */
-  readonly disposable?: ListPatch;
-  /** Free consumer mail providers. */
-  readonly free?: ListPatch;
-  /** Role local parts (info, sales, ...). */
-  readonly role?: ListPatch;
-}
-
+export type { ListOptions, ListPatch, ResolvedOptions } from './checks/types.js';
 export type { TlsPolicy };
 
 /** Options of a verification. Every field is optional; defaults are in {@link DEFAULTS}. */
@@ -151,131 +142,31 @@ export type VerifierLevelOption = (typeof VERIFIER_LEVEL_OPTIONS)[number];
  */
 export type VerifyCallOptions = Omit<VerifyOptions, VerifierLevelOption>;
 
-/** Options after validation and defaulting. */
-export interface ResolvedOptions {
-  readonly dns: boolean;
-  readonly smtp: boolean;
-  readonly allowSmtpUtf8: boolean;
-  readonly allowQuotedLocal: boolean;
-  readonly allowDomainLiteral: boolean;
-  readonly allowTlds: ReadonlySet<string>;
-  readonly blocklist: ReadonlySet<string>;
-  readonly allowlist: ReadonlySet<string>;
-  readonly roleIsDoNotMail: boolean;
-  readonly suggestDomains: readonly string[];
-  readonly lists: ListOptions;
-  readonly checks: readonly Check[] | undefined;
-  readonly disableChecks: ReadonlySet<string>;
-  readonly resolver: Resolver | undefined;
-  readonly transport: Transport | undefined;
-  readonly heloHost: string | undefined;
-  readonly mailFrom: string | undefined;
-  readonly smtpPort: number;
-  readonly timeoutMs: number;
-  readonly connectTimeoutMs: number;
-  readonly replyTimeoutMs: number;
-  readonly tls: TlsPolicy;
-  readonly allowAddresses: readonly string[];
-  readonly catchAll: boolean;
-  readonly catchAllTtlMs: number;
-  readonly trace: boolean;
-  readonly maxMxHosts: number;
-  readonly perMxConcurrency: number;
-  readonly concurrency: number;
-  readonly maxRcptPerSession: number;
-  readonly maxRejectsPerSession: number;
-  readonly idleSessionMs: number;
-  readonly mxBackoffMs: number;
-  readonly observer: VerifierObserver | undefined;
-  readonly signal: AbortSignal | undefined;
+/** The scalar fields' defaults of a table: each integer and boolean row's `default`. */
+function defaultsOf<T extends Record<string, OptionField>>(
+  fields: T,
+): {
+  readonly [K in keyof T as T[K] extends IntegerField | BooleanField ? K : never]: T[K] extends IntegerField
+    ? number
+    : boolean;
+} {
+  const defaults: Record<string, number | boolean> = {};
+  for (const [name, field] of Object.entries(fields)) {
+    if (field.kind !== 'custom') defaults[name] = field.default;
+  }
+  return defaults as never;
 }
 
-/** The documented defaults. */
-export const DEFAULTS = Object.freeze({
-  dns: true,
-  smtp: true,
-  allowSmtpUtf8: true,
-  allowQuotedLocal: false,
-  allowDomainLiteral: false,
-  roleIsDoNotMail: false,
-  smtpPort: 25,
-  timeoutMs: 10_000,
-  connectTimeoutMs: 5_000,
-  replyTimeoutMs: 5_000,
-  tls: 'never' as TlsPolicy,
-  catchAll: true,
-  catchAllTtlMs: 3_600_000,
-  trace: false,
-  maxMxHosts: 3,
-  perMxConcurrency: 2,
-  concurrency: 64,
-  maxRcptPerSession: 20,
-  maxRejectsPerSession: 8,
-  idleSessionMs: 5_000,
-  mxBackoffMs: 30_000,
-});
+/** The documented defaults, read off {@link VERIFY_FIELDS}. */
+export const DEFAULTS = Object.freeze({ ...defaultsOf(VERIFY_FIELDS), tls: 'never' as TlsPolicy });
 
-const KNOWN_KEYS = new Set([
-  'dns',
-  'smtp',
-  'allowSmtpUtf8',
-  'allowQuotedLocal',
-  'allowDomainLiteral',
-  'allowTlds',
-  'blocklist',
-  'allowlist',
-  'roleIsDoNotMail',
-  'suggestDomains',
-  'lists',
-  'checks',
-  'disableChecks',
-  'resolver',
-  'transport',
-  'heloHost',
-  'mailFrom',
-  'smtpPort',
-  'timeoutMs',
-  'connectTimeoutMs',
-  'replyTimeoutMs',
-  'tls',
-  'allowAddresses',
-  'catchAll',
-  'catchAllTtlMs',
-  'trace',
-  'maxMxHosts',
-  'perMxConcurrency',
-  'concurrency',
-  'maxRcptPerSession',
-  'maxRejectsPerSession',
-  'idleSessionMs',
-  'mxBackoffMs',
-  'observer',
-  'signal',
-]);
+/** Every option's name: the rows of {@link VERIFY_FIELDS}, which must hold one per `VerifyOptions` member. */
+const KNOWN_KEYS: ReadonlySet<string> = new Set(
+  Object.keys(VERIFY_FIELDS satisfies Record<keyof Required<VerifyOptions>, OptionField>),
+);
 
 const MAX_LIST_ENTRIES = 1_000_000;
 const MAX_ENTRY_LENGTH = 320;
-
-function bool(options: VerifyOptions, key: keyof VerifyOptions & keyof typeof DEFAULTS): boolean {
-  const value = options[key];
-  if (value === undefined) return DEFAULTS[key] as boolean;
-  if (typeof value !== 'boolean') throw new OptionsError(key, 'must be a boolean');
-  return value;
-}
-
-function int(
-  options: VerifyOptions,
-  key: keyof VerifyOptions & keyof typeof DEFAULTS,
-  min: number,
-  max: number,
-): number {
-  const value = options[key];
-  if (value === undefined) return DEFAULTS[key] as number;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(key, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
 
 function strings(value: unknown, key: string): readonly string[] {
   if (value === undefined) return [];
@@ -413,15 +304,13 @@ function budgetOf(base: ResolvedOptions, overrides: VerifyOptions): ResolvedOpti
   }
   if (keys === 0) return base;
   const timeoutMs =
-    overrides.timeoutMs === undefined ? base.timeoutMs : int(overrides, 'timeoutMs', 1, 600_000);
+    overrides.timeoutMs === undefined ? base.timeoutMs : verifyInteger(overrides, 'timeoutMs');
   const connectTimeoutMs =
     overrides.connectTimeoutMs === undefined
       ? base.connectTimeoutMs
-      : int(overrides, 'connectTimeoutMs', 1, 600_000);
+      : verifyInteger(overrides, 'connectTimeoutMs');
   const replyTimeoutMs =
-    overrides.replyTimeoutMs === undefined
-      ? base.replyTimeoutMs
-      : int(overrides, 'replyTimeoutMs', 1, 600_000);
+    overrides.replyTimeoutMs === undefined ? base.replyTimeoutMs : verifyInteger(overrides, 'replyTimeoutMs');
   const signal = overrides.signal === undefined ? base.signal : signalOption(overrides.signal);
   if (signal !== base.signal) return { ...base, timeoutMs, connectTimeoutMs, replyTimeoutMs, signal };
   if (
@@ -461,15 +350,15 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
   }
   const signal = signalOption(options.signal);
   return {
-    dns: bool(options, 'dns'),
-    smtp: bool(options, 'smtp'),
-    allowSmtpUtf8: bool(options, 'allowSmtpUtf8'),
-    allowQuotedLocal: bool(options, 'allowQuotedLocal'),
-    allowDomainLiteral: bool(options, 'allowDomainLiteral'),
+    dns: verifyBoolean(options, 'dns'),
+    smtp: verifyBoolean(options, 'smtp'),
+    allowSmtpUtf8: verifyBoolean(options, 'allowSmtpUtf8'),
+    allowQuotedLocal: verifyBoolean(options, 'allowQuotedLocal'),
+    allowDomainLiteral: verifyBoolean(options, 'allowDomainLiteral'),
     allowTlds: entrySet(options.allowTlds, 'allowTlds'),
     blocklist: entrySet(options.blocklist, 'blocklist'),
     allowlist: entrySet(options.allowlist, 'allowlist'),
-    roleIsDoNotMail: bool(options, 'roleIsDoNotMail'),
+    roleIsDoNotMail: verifyBoolean(options, 'roleIsDoNotMail'),
     suggestDomains: [...entrySet(options.suggestDomains, 'suggestDomains')],
     lists: lists(options.lists),
     checks: checks(options.checks),
@@ -478,24 +367,24 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     transport: seam<Transport>(options.transport, 'transport', ['connect']),
     heloHost: envelopeOption(options, 'heloHost'),
     mailFrom: envelopeOption(options, 'mailFrom'),
-    smtpPort: int(options, 'smtpPort', 1, 65_535),
-    timeoutMs: int(options, 'timeoutMs', 1, 600_000),
-    connectTimeoutMs: int(options, 'connectTimeoutMs', 1, 600_000),
-    replyTimeoutMs: int(options, 'replyTimeoutMs', 1, 600_000),
+    smtpPort: verifyInteger(options, 'smtpPort'),
+    timeoutMs: verifyInteger(options, 'timeoutMs'),
+    connectTimeoutMs: verifyInteger(options, 'connectTimeoutMs'),
+    replyTimeoutMs: verifyInteger(options, 'replyTimeoutMs'),
     tls,
     allowAddresses: parseCidrList(strings(options.allowAddresses, 'allowAddresses')).map(
       (range) => range.text,
     ),
-    catchAll: bool(options, 'catchAll'),
-    catchAllTtlMs: int(options, 'catchAllTtlMs', 0, 30 * 86_400_000),
-    trace: bool(options, 'trace'),
-    maxMxHosts: int(options, 'maxMxHosts', 1, 10),
-    perMxConcurrency: int(options, 'perMxConcurrency', 1, 100),
-    concurrency: int(options, 'concurrency', 1, 10_000),
-    maxRcptPerSession: int(options, 'maxRcptPerSession', 1, 1_000),
-    maxRejectsPerSession: int(options, 'maxRejectsPerSession', 1, 1_000),
-    idleSessionMs: int(options, 'idleSessionMs', 0, 600_000),
-    mxBackoffMs: int(options, 'mxBackoffMs', 0, 3_600_000),
+    catchAll: verifyBoolean(options, 'catchAll'),
+    catchAllTtlMs: verifyInteger(options, 'catchAllTtlMs'),
+    trace: verifyBoolean(options, 'trace'),
+    maxMxHosts: verifyInteger(options, 'maxMxHosts'),
+    perMxConcurrency: verifyInteger(options, 'perMxConcurrency'),
+    concurrency: verifyInteger(options, 'concurrency'),
+    maxRcptPerSession: verifyInteger(options, 'maxRcptPerSession'),
+    maxRejectsPerSession: verifyInteger(options, 'maxRejectsPerSession'),
+    idleSessionMs: verifyInteger(options, 'idleSessionMs'),
+    mxBackoffMs: verifyInteger(options, 'mxBackoffMs'),
     observer: observerOption(options.observer),
     signal,
   };

@@ -3,12 +3,11 @@
  * come from {@link PlatformDefaults} (Node's are in node-runtime.ts).
  * @module
  */
-import type { Resolver } from './dns/types.js';
+import type { Resolver } from './contracts/dns.js';
+import type { Transport } from './contracts/smtp.js';
 import { MailvetError } from './errors.js';
-import { type DnsCounters, tellObserver } from './observer.js';
-import type { ResolvedOptions } from './options.js';
+import { type DnsCounters, tellObserver, type VerifierObserver } from './observer.js';
 import { createProber, type Prober } from './smtp/prober.js';
-import type { Transport } from './smtp/types.js';
 
 /**
  * What a platform gives a verifier for the seams its options leave unset: each is called at most once per
@@ -37,6 +36,24 @@ export interface VerifierRuntime {
   readonly prober: Prober;
 }
 
+/**
+ * What {@link createRuntime} reads of a verifier's resolved options (`ResolvedOptions` has every field): the seams
+ * given, the HELO name and the pool settings.
+ */
+export interface RuntimeSettings {
+  readonly resolver: Resolver | undefined;
+  readonly transport: Transport | undefined;
+  readonly heloHost: string | undefined;
+  readonly perMxConcurrency: number;
+  readonly concurrency: number;
+  readonly maxRcptPerSession: number;
+  readonly maxRejectsPerSession: number;
+  readonly idleSessionMs: number;
+  readonly mxBackoffMs: number;
+  readonly catchAllTtlMs: number;
+  readonly observer: VerifierObserver | undefined;
+}
+
 /** A runtime together with the means to release it. */
 export interface OwnedRuntime extends VerifierRuntime {
   /** Releases pools, caches and timers. */
@@ -49,20 +66,20 @@ export interface OwnedRuntime extends VerifierRuntime {
  * (`dns: false`, or a `verify(email, options)` call that fails syntax) costs microseconds, not the
  * milliseconds their caches take to allocate.
  */
-export function createRuntime(options: ResolvedOptions, platform: PlatformDefaults): OwnedRuntime {
+export function createRuntime(options: RuntimeSettings, platform: PlatformDefaults): OwnedRuntime {
   const transport = options.transport ?? platform.transport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
   const observer = options.observer;
   let resolver: Resolver | undefined = options.resolver;
-  if (resolver !== undefined) observeDns(resolver, options);
+  if (resolver !== undefined) observeDns(resolver, observer);
   let prober: Prober | undefined;
   let closed = false;
   return {
     get resolver() {
       if (resolver === undefined) {
         resolver = platform.resolver();
-        observeDns(resolver, options);
+        observeDns(resolver, observer);
       }
       return resolver;
     },
@@ -100,8 +117,8 @@ export function createRuntime(options: ResolvedOptions, platform: PlatformDefaul
 }
 
 /** Hands the observer's `dns` callback the counters of `resolver`, when it keeps them (a cached resolver does). */
-function observeDns(resolver: Resolver, options: ResolvedOptions): void {
-  const tell = options.observer?.dns;
+function observeDns(resolver: Resolver, observer: VerifierObserver | undefined): void {
+  const tell = observer?.dns;
   const stats = (resolver as { stats?: () => DnsCounters }).stats;
   if (tell === undefined || typeof stats !== 'function') return;
   tellObserver(() => tell(() => stats.call(resolver)));

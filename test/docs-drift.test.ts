@@ -137,6 +137,56 @@ describe('the result columns the CLI and the API write, and the docs that list t
     }
   });
 
+  it('an uploaded CSV and mailvet bulk on the same CSV give one shape: the file, then the columns both docs list', async () => {
+    // A file whose columns collide with result names (status) and hold the address under another name.
+    const file = 'id,E-Mail,Status\r\n1,a@example.com,lead\r\n';
+    const cli = await runCli(['bulk', '-', '--no-dns', '--column', 'E-Mail'], { stdin: file });
+    expect(cli.code).toBe(0);
+    const cliHeader = cli.stdout.split('\r\n')[0]?.split(',') ?? [];
+
+    const verifier = createVerifier({ dns: false });
+    const jobs = new BulkJobManager({ verifier });
+    const handler = createHandler({ apiKeys: ['k'], verifier, jobs });
+    try {
+      const auth = { authorization: 'Bearer k' };
+      const created = await handler(
+        new Request('http://h/v1/bulk?column=E-Mail', {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'text/csv' },
+          body: file,
+        }),
+      );
+      expect(created.status).toBe(201);
+      const job = (await created.json()) as Job;
+      const poll = () => handler(new Request(`http://h/v1/bulk/${job.id}`, { headers: auth }));
+      await waitFor(async () => ((await (await poll()).json()) as Job).status === 'complete', {
+        what: 'the job to complete',
+        intervalMs: 0,
+      });
+      const csv = await handler(
+        new Request(`http://h/v1/bulk/${job.id}/results?format=csv`, { headers: auth }),
+      );
+      const [httpHeader, httpRow] = (await csv.text()).split('\r\n').map((line) => line.split(','));
+      const documented = listAfter(doc('docs/http.md'), "**Columns after the file's**:").map((name) =>
+        name === 'status' ? 'mailvet_status' : name,
+      );
+      expect(httpHeader).toEqual(['id', 'E-Mail', 'Status', ...documented]);
+      expect(httpRow?.slice(0, 3)).toEqual(['1', 'a@example.com', 'lead']);
+      expect(httpHeader).not.toContain('email');
+      expect(httpHeader).not.toContain('mailvet_email');
+      // mailvet bulk: the same columns, then only its own error column.
+      expect(cliHeader).toEqual([...(httpHeader ?? []), 'error']);
+      const cliDocumented = listAfter(section(CLI_MD, '## `bulk` output'), '**CSV** (');
+      expect(cliHeader.slice(3)).toEqual(
+        cliDocumented.map((name) => (name === 'status' ? 'mailvet_status' : name)),
+      );
+    } finally {
+      await handler.close();
+      await jobs.close();
+      await verifier.dispose();
+    }
+  });
+
   it("README's library snippet lists a result's fields", () => {
     const readme = doc('README.md');
     const comment = /\/\/ \{ (email[^}]+)\}/.exec(readme.replace(/\n\/\/ {2,}/g, ' '))?.[1] ?? '';

@@ -30,6 +30,20 @@ export class JobFinishedError extends MailvetError {
   }
 }
 
+/**
+ * `finish` was called on a job that is not `processing`: one not started yet (`queued`) or `failed` (code
+ * `job_not_processing`). A `complete` job is not an error: `finish` answers it as it is.
+ */
+export class JobNotProcessingError extends MailvetError {
+  override name = 'JobNotProcessingError';
+  readonly status: JobStatus;
+
+  constructor(status: JobStatus) {
+    super('job_not_processing', `the job is ${status}: only a processing job can be finished`);
+    this.status = status;
+  }
+}
+
 /** Results of a failed job were read without `partial: true`, or a stream hit the failure (code `job_failed`). */
 export class JobFailedError extends MailvetError {
   override name = 'JobFailedError';

@@ -6,6 +6,7 @@
  */
 import { isMailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
+import { unretriedResult } from './finish.js';
 import { exceptionResult, isFinished, isResult, type LiveJob, snapshot } from './job.js';
 import type { Clock, JobError, JobEventName, StoredRetry } from './job-types.js';
 import type { JobEvents } from './listeners.js';
@@ -79,6 +80,24 @@ export class JobLife {
       return;
     }
     this.produce(job, task.position, result);
+  }
+
+  /**
+   * Finish now: the job's waiting greylisting retries end with their last greylisted result (its `reason` says no
+   * retry was made), and the job retries nothing from now on (its delays become `[]`, saved with its record, so a
+   * restart does not bring them back). Retries already running and addresses not yet verified still run; the job
+   * completes when they are final, at once when nothing else is left.
+   */
+  finish(job: LiveJob): void {
+    job.greylistDelaysMs = [];
+    job.dirty = true;
+    for (const { task, due } of job.retries?.drain() ?? []) {
+      const result = job.interim.get(task.position);
+      if (result === undefined) continue;
+      job.interim.delete(task.position);
+      this.produce(job, task.position, unretriedResult(result, due));
+    }
+    this.#context.flush(job);
   }
 
   retry(job: LiveJob, due: readonly WaitingRetry[]): void {

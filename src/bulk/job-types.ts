@@ -425,6 +425,8 @@ export interface BulkJobManagerApi {
   sourceResults(id: string, options?: ResultsOptions): Promise<SourcedResults>;
   /** Results in input order, each as soon as it and every earlier one are final. */
   stream(id: string, options?: StreamOptions): AsyncIterable<VerificationResult>;
+  /** Ends the job's waiting greylisting retries with their last verdict, so that it completes at once. */
+  finish(id: string, access?: JobAccess): Promise<Job>;
   /** Stops the job's work and forgets it and its results. */
   delete(id: string, access?: JobAccess): Promise<void>;
   /** Subscribes to an event; returns a function that unsubscribes. */

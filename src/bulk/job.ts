@@ -48,8 +48,8 @@ export interface LiveJob {
   restored: (RestoredPositions & { readonly upTo: number }) | null;
   /** Greylisting retries waiting for their delay. */
   retries: RetrySchedule | null;
-  /** This job's greylisting retry delays (its own, or the manager's). */
-  readonly greylistDelaysMs: readonly number[];
+  /** This job's greylisting retry delays (its own, or the manager's); `[]` once the job was finished early. */
+  greylistDelaysMs: readonly number[];
   /** The last greylisted result of each position waiting for (or in) a retry. */
   readonly interim: Map<number, VerificationResult>;
   inFlight: number;

@@ -256,6 +256,19 @@ export class LocalEngine implements JobEngine {
     return snapshot(job);
   }
 
+  async finish(id: string, owner: string | null): Promise<Job> {
+    this.#assertOpen();
+    await this.#leases.whenOpen();
+    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
+    await this.#leases.current(job);
+    if (this.#rules.admitFinish(job, owner)) {
+      this.#leases.assertHeld(job);
+      this.#life.finish(job);
+    }
+    await this.#sink.sync(job);
+    return snapshot(job);
+  }
+
   async get(id: string, owner: string | null): Promise<Job | undefined> {
     await this.#leases.whenOpen();
     const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner));

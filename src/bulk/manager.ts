@@ -179,6 +179,19 @@ export class BulkJobManager implements BulkJobManagerApi {
     return this.#engine.start(id, ownerOf(access));
   }
 
+  /**
+   * Finish now: ends the job's waiting greylisting retries with their last verdict (`unknown`/`greylisted`, whose
+   * `reason` ends with `not retried: the job was finished before the retry due at HH:MM UTC`), and the job retries
+   * nothing from then on (`retries.delays_ms` becomes `[]`, kept by a durable store). It completes at once when
+   * nothing else is left, else when its verifications in flight and unverified addresses are final; `complete`
+   * and the webhooks follow as usual. Returns the job after. Idempotent: a `complete` job is answered as it is.
+   * Throws `job_not_found`, or `job_not_processing` for a `queued` or `failed` job.
+   */
+  async finish(id: string, access?: JobAccess): Promise<Job> {
+    this.#assertOpen();
+    return this.#engine.finish(id, ownerOf(access));
+  }
+
   /** The job, or `undefined` when it is missing, deleted or another owner's. */
   async get(id: string, access?: JobAccess): Promise<Job | undefined> {
     return this.#engine.get(id, ownerOf(access));

@@ -3,6 +3,7 @@
  * @module
  */
 import { OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import type { VerifyOptions } from '../options.js';
 import { memoryJobStore } from './memory-store.js';
 import type { JobRunner } from './runner.js';
@@ -78,14 +79,6 @@ const SYSTEM_CLOCK: Clock = Object.freeze({
 /** Random UUIDs (version 4: 122 random bits). */
 const randomIds = (): string => globalThis.crypto.randomUUID();
 
-function int(value: unknown, key: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(key, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
-
 function withMethods<T>(value: unknown, key: string, methods: readonly string[]): T | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null) {
@@ -135,7 +128,7 @@ const MAX_RETENTION_MS = 10 * 365 * 86_400_000;
 
 function retention(value: unknown): number {
   if (value === 0) return 0;
-  return int(value, 'retentionMs', BULK_DEFAULTS.retentionMs, 1000, MAX_RETENTION_MS);
+  return integerOption(value, 'retentionMs', BULK_DEFAULTS.retentionMs, 1000, MAX_RETENTION_MS);
 }
 
 /** Validates the manager's options once and fills in defaults; an {@link OptionsError} names a bad one. */
@@ -162,7 +155,7 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
   if (options.ids !== undefined && typeof options.ids !== 'function') {
     throw new OptionsError('ids', 'must be a function returning a string');
   }
-  const maxAddressesPerJob = int(
+  const maxAddressesPerJob = integerOption(
     options.maxAddressesPerJob,
     'maxAddressesPerJob',
     BULK_DEFAULTS.maxAddressesPerJob,
@@ -172,32 +165,38 @@ export function resolveBulkOptions(options: BulkJobManagerOptions = {}): Resolve
   return {
     verifier,
     verifierOptions: verifierOptions ?? {},
-    concurrency: int(options.concurrency, 'concurrency', BULK_DEFAULTS.concurrency, 1, 10_000),
-    perDomainConcurrency: int(
+    concurrency: integerOption(options.concurrency, 'concurrency', BULK_DEFAULTS.concurrency, 1, 10_000),
+    perDomainConcurrency: integerOption(
       options.perDomainConcurrency,
       'perDomainConcurrency',
       BULK_DEFAULTS.perDomainConcurrency,
       1,
       10_000,
     ),
-    yieldAfterMs: int(options.yieldAfterMs, 'yieldAfterMs', BULK_DEFAULTS.yieldAfterMs, 1, 1000),
-    verificationTimeoutMs: int(
+    yieldAfterMs: integerOption(options.yieldAfterMs, 'yieldAfterMs', BULK_DEFAULTS.yieldAfterMs, 1, 1000),
+    verificationTimeoutMs: integerOption(
       options.verificationTimeoutMs,
       'verificationTimeoutMs',
       BULK_DEFAULTS.verificationTimeoutMs,
       10,
       86_400_000,
     ),
-    maxJobs: int(options.maxJobs, 'maxJobs', BULK_DEFAULTS.maxJobs, 1, 1_000_000),
+    maxJobs: integerOption(options.maxJobs, 'maxJobs', BULK_DEFAULTS.maxJobs, 1, 1_000_000),
     maxAddressesPerJob,
-    maxAddressesPerAdd: int(
+    maxAddressesPerAdd: integerOption(
       options.maxAddressesPerAdd,
       'maxAddressesPerAdd',
       Math.min(BULK_DEFAULTS.maxAddressesPerAdd, maxAddressesPerJob),
       1,
       maxAddressesPerJob,
     ),
-    maxEmailLength: int(options.maxEmailLength, 'maxEmailLength', BULK_DEFAULTS.maxEmailLength, 1, 65_536),
+    maxEmailLength: integerOption(
+      options.maxEmailLength,
+      'maxEmailLength',
+      BULK_DEFAULTS.maxEmailLength,
+      1,
+      65_536,
+    ),
     greylistDelaysMs: delays(options.greylistRetry),
     retentionMs: retention(options.retentionMs),
     store:

@@ -63,6 +63,14 @@ export class RetrySchedule {
     if (due < this.#timerDue) this.#arm(due);
   }
 
+  /** Cancels the timer and returns every waiting task, earliest level first (the schedule is then empty). */
+  drain(): WaitingRetry[] {
+    const waiting: WaitingRetry[] = [];
+    for (const level of this.#levels) while (level.length > 0) waiting.push(level.shift()!);
+    this.clear();
+    return waiting;
+  }
+
   /** Cancels the timer and forgets every waiting task. */
   clear(): void {
     this.#disarm();

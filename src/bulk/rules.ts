@@ -4,7 +4,13 @@
  * @module
  */
 import { OptionsError } from '../errors.js';
-import { JobFinishedError, JobInputError, JobNotFoundError, LimitError } from './errors.js';
+import {
+  JobFinishedError,
+  JobInputError,
+  JobNotFoundError,
+  JobNotProcessingError,
+  LimitError,
+} from './errors.js';
 import type { JobRecord } from './job-types.js';
 import { type EncodedSource, sourceMismatch } from './source.js';
 
@@ -25,6 +31,12 @@ export interface JobRules {
   admitAdd(job: JobFacts, owner: string | null, count: number, source: EncodedSource | undefined): void;
   /** Throws before `owner` starts `job`: `job_not_found` for another owner's job, `job_finished` for a failed one. */
   admitStart(job: JobFacts, owner: string | null): void;
+  /**
+   * Throws before `owner` finishes `job` (ends its waiting greylisting retries): `job_not_found` for another
+   * owner's job, `job_not_processing` for a `queued` or `failed` one. Returns false for a `complete` job (nothing
+   * to do: `finish` is idempotent), true for a `processing` one.
+   */
+  admitFinish(job: JobFacts, owner: string | null): boolean;
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
@@ -66,6 +78,12 @@ export function jobRules(limits: {
     admitStart(job, owner) {
       if (job.owner !== owner) throw new JobNotFoundError(job.id);
       if (job.status === 'failed') throw new JobFinishedError(job.status);
+    },
+    admitFinish(job, owner) {
+      if (job.owner !== owner) throw new JobNotFoundError(job.id);
+      if (job.status === 'complete') return false;
+      if (job.status !== 'processing') throw new JobNotProcessingError(job.status);
+      return true;
     },
   };
 }

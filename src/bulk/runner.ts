@@ -113,6 +113,11 @@ export interface JobEngine {
   ): Promise<Job>;
   /** Starts job `id` of `owner` (checking {@link JobRules.admitStart}). */
   start(id: string, owner: string | null): Promise<Job>;
+  /**
+   * Finishes job `id` of `owner` now (checking {@link JobRules.admitFinish}): its waiting greylisting retries end
+   * with their last result, it retries nothing more, and it completes once nothing else is left. Returns the job.
+   */
+  finish(id: string, owner: string | null): Promise<Job>;
   /** The job, or `undefined` when it is missing or another owner's. */
   get(id: string, owner: string | null): Promise<Job | undefined>;
   /** A page of `owner`'s jobs, oldest first. */
@@ -252,6 +257,19 @@ export interface FleetJobStore extends DurableJobStore {
    * job is missing, finished, or failed already).
    */
   fleetFail(id: string, error: JobError, now: number): Promise<JobRecord | undefined>;
+  /**
+   * Finish now, under the job's row lock: `check` sees the job first (it throws to refuse, returns false when there
+   * is nothing to do). Positions waiting for a greylisting retry get their last greylisted result as final, with
+   * a `reason` saying no retry was made (`unretriedResult`); the job's delays become `[]` (no worker schedules a
+   * retry of it again, and a commit of retries racing this one makes them final the same way); the job is
+   * `complete` at `now` when every position has a result. Returns the job after, how many positions were ended,
+   * and whether this call completed it; `undefined` when the job does not exist.
+   */
+  fleetFinish(
+    id: string,
+    now: number,
+    check: (before: JobRecord) => boolean,
+  ): Promise<{ record: JobRecord; ended: number; completed: boolean } | undefined>;
   /** Keeps the webhook of fleet job `id` with the job (for every API node). */
   fleetSetWebhook(
     id: string,

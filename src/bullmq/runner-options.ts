@@ -2,7 +2,7 @@
  * The options of `bullmqRunner`: their defaults and their one-time validation.
  * @module
  */
-import { OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import type { FleetOptions } from './connection.js';
 
 /** Options of {@link bullmqRunner}. */
@@ -42,27 +42,31 @@ export const RUNNER_DEFAULTS = Object.freeze({
 /** The runner's validated settings. */
 export type RunnerSettings = Readonly<Record<keyof typeof RUNNER_DEFAULTS, number>>;
 
-function int(value: unknown, key: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(key, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
-
 /** Validates the runner's own options (an `OptionsError` names a bad one) and fills in the defaults. */
 export function runnerSettings(options: BullmqRunnerOptions): RunnerSettings {
   return {
-    chunkSize: int(options.chunkSize, 'chunkSize', RUNNER_DEFAULTS.chunkSize, 1, 10_000),
-    reconcileMs: int(options.reconcileMs, 'reconcileMs', RUNNER_DEFAULTS.reconcileMs, 100, 3_600_000),
-    retryFallbackMs: int(
+    chunkSize: integerOption(options.chunkSize, 'chunkSize', RUNNER_DEFAULTS.chunkSize, 1, 10_000),
+    reconcileMs: integerOption(
+      options.reconcileMs,
+      'reconcileMs',
+      RUNNER_DEFAULTS.reconcileMs,
+      100,
+      3_600_000,
+    ),
+    retryFallbackMs: integerOption(
       options.retryFallbackMs,
       'retryFallbackMs',
       RUNNER_DEFAULTS.retryFallbackMs,
       0,
       86_400_000,
     ),
-    pollMs: int(options.pollMs, 'pollMs', RUNNER_DEFAULTS.pollMs, 10, 60_000),
-    chunkAttempts: int(options.chunkAttempts, 'chunkAttempts', RUNNER_DEFAULTS.chunkAttempts, 1, 50),
+    pollMs: integerOption(options.pollMs, 'pollMs', RUNNER_DEFAULTS.pollMs, 10, 60_000),
+    chunkAttempts: integerOption(
+      options.chunkAttempts,
+      'chunkAttempts',
+      RUNNER_DEFAULTS.chunkAttempts,
+      1,
+      50,
+    ),
   };
 }

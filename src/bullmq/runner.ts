@@ -257,6 +257,22 @@ class FleetJobs implements JobEngine {
     return this.#snapshot(started.record);
   }
 
+  async finish(id: string, owner: string | null): Promise<Job> {
+    const open = await this.#ready();
+    const rules = this.#context.rules;
+    const finished = await writeStore('finish the job', () =>
+      this.#store.fleetFinish(id, this.#context.clock.now(), (before) => rules.admitFinish(before, owner)),
+    );
+    if (finished === undefined) throw new JobNotFoundError(id);
+    if (finished.ended > 0) await this.#announce(open, { event: 'progress', id });
+    if (finished.completed) {
+      await this.#announce(open, { event: 'complete', id });
+      // Its delayed retry chunks are of no use now (a worker that took one finds its positions final).
+      await forgetJobChunks(open.bullmq, open.client, this.#keys, id, finished.record.total).catch(() => {});
+    }
+    return this.#snapshot(finished.record);
+  }
+
   async delete(id: string, owner: string | null): Promise<void> {
     const open = await this.#ready();
     await this.#find(id, owner);

@@ -11,6 +11,7 @@ import { exceptionResult, isResult } from '../bulk/job.js';
 import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
 import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
 import { type ErrorCode, isMailvetError, MailvetError, OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import type { VerifyOptions } from '../options.js';
 import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
@@ -92,14 +93,6 @@ export const WORKER_DEFAULTS = Object.freeze({
 /** Longest wait between two tries of an unreachable store. */
 const MAX_BACKOFF_MS = 30_000;
 
-function int(value: unknown, key: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(key, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
-
 /**
  * Starts a worker of the fleet: it takes chunks of the queue `verify` (and of its own greylisting retry queue),
  * skips positions that have a result, verifies the others and writes their results, counts and greylisting
@@ -116,23 +109,29 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
   if (typeof options.store !== 'object' || options.store === null || !isFleetStore(options.store)) {
     throw new OptionsError('store', 'must be a PostgreSQL job store (postgresStore from mailvet/postgres)');
   }
-  const concurrency = int(options.concurrency, 'concurrency', WORKER_DEFAULTS.concurrency, 1, 1000);
-  const perChunk = int(
+  const concurrency = integerOption(options.concurrency, 'concurrency', WORKER_DEFAULTS.concurrency, 1, 1000);
+  const perChunk = integerOption(
     options.perChunkConcurrency,
     'perChunkConcurrency',
     WORKER_DEFAULTS.perChunkConcurrency,
     1,
     1000,
   );
-  const lockMs = int(options.lockMs, 'lockMs', WORKER_DEFAULTS.lockMs, 1000, 600_000);
-  const timeoutMs = int(
+  const lockMs = integerOption(options.lockMs, 'lockMs', WORKER_DEFAULTS.lockMs, 1000, 600_000);
+  const timeoutMs = integerOption(
     options.verificationTimeoutMs,
     'verificationTimeoutMs',
     WORKER_DEFAULTS.verificationTimeoutMs,
     10,
     86_400_000,
   );
-  const heartbeatMs = int(options.heartbeatMs, 'heartbeatMs', WORKER_DEFAULTS.heartbeatMs, 100, 600_000);
+  const heartbeatMs = integerOption(
+    options.heartbeatMs,
+    'heartbeatMs',
+    WORKER_DEFAULTS.heartbeatMs,
+    100,
+    600_000,
+  );
   const id =
     options.id ??
     `${hostname().replace(/[^A-Za-z0-9_-]/g, '_')}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -361,7 +360,9 @@ class ChunkRun {
       this.store.fleetCommit(data.job, positions, finals, waits, Date.now()),
     );
     if (committed === undefined) return;
-    if (waits.length > 0) await this.scheduleRetries(data, todo, waits, attempts);
+    // A job finished meanwhile made these positions final in the commit: nothing to retry.
+    if (waits.length > 0 && committed.record.greylistDelaysMs.length > 0)
+      await this.scheduleRetries(data, todo, waits, attempts);
     const events: FleetEvent[] = [];
     if (committed.written > 0) events.push({ event: 'progress', id: data.job });
     if (committed.completed) events.push({ event: 'complete', id: data.job });

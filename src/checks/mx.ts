@@ -4,9 +4,9 @@
  */
 
 import { watchOptionalAbort } from '../abort-watch.js';
+import type { DnsAnswer, MxRecord } from '../contracts/dns.js';
 import { type AddressGuard, createAddressGuard, type GuardDecision } from '../dns/guard.js';
 import { lookupName } from '../dns/name.js';
-import type { DnsAnswer, MxRecord } from '../dns/types.js';
 import { DnsError } from '../errors.js';
 import { verdictOf } from '../result.js';
 import { weakMemo } from '../weak-memo.js';

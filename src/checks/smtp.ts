@@ -3,6 +3,8 @@
  * they accept any address (the catch-all probe).
  * @module
  */
+
+import type { TranscriptHook } from '../contracts/smtp.js';
 import { isSmtpError } from '../errors.js';
 import type { SubStatus, Verdict } from '../result.js';
 import { verdictOf } from '../result.js';
@@ -11,7 +13,6 @@ import type { Lease, PoolTarget, RcptOutcome, SessionSettings } from '../smtp/po
 import { providerOf } from '../smtp/provider.js';
 import { type ProviderProfile, profileOfHost } from '../smtp/providers/profiles.js';
 import { printable } from '../smtp/reply.js';
-import type { TranscriptHook } from '../smtp/types.js';
 import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';
 
 /** Most transcript lines kept for one verification (replies are bounded too, by the reply parser). */

@@ -2,9 +2,68 @@
  * What a check is and what it sees.
  * @module
  */
-import type { ResolvedOptions } from '../options.js';
+import type { Resolver } from '../contracts/dns.js';
+import type { TlsPolicy, Transport } from '../contracts/smtp.js';
+import type { VerifierObserver } from '../observer.js';
 import type { Verdict } from '../result.js';
 import type { VerifierRuntime } from '../runtime.js';
+
+/**
+ * Changes to a built-in list: an array replaces the list, an object adds to and removes from it.
+ * Entries are domains (disposable, free) or local parts (role); matching ignores case.
+ */
+export type ListPatch =
+  | readonly string[]
+  | { readonly add?: readonly string[]; readonly remove?: readonly string[] };
+
+/** Overrides of the built-in data lists. */
+export interface ListOptions {
+  /** Disposable (throwaway) domains. Subdomains of a listed domain match too. */
+  readonly disposable?: ListPatch;
+  /** Free consumer mail providers. */
+  readonly free?: ListPatch;
+  /** Role local parts (info, sales, ...). */
+  readonly role?: ListPatch;
+}
+
+/** Options after validation and defaulting. */
+export interface ResolvedOptions {
+  readonly dns: boolean;
+  readonly smtp: boolean;
+  readonly allowSmtpUtf8: boolean;
+  readonly allowQuotedLocal: boolean;
+  readonly allowDomainLiteral: boolean;
+  readonly allowTlds: ReadonlySet<string>;
+  readonly blocklist: ReadonlySet<string>;
+  readonly allowlist: ReadonlySet<string>;
+  readonly roleIsDoNotMail: boolean;
+  readonly suggestDomains: readonly string[];
+  readonly lists: ListOptions;
+  readonly checks: readonly Check[] | undefined;
+  readonly disableChecks: ReadonlySet<string>;
+  readonly resolver: Resolver | undefined;
+  readonly transport: Transport | undefined;
+  readonly heloHost: string | undefined;
+  readonly mailFrom: string | undefined;
+  readonly smtpPort: number;
+  readonly timeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly replyTimeoutMs: number;
+  readonly tls: TlsPolicy;
+  readonly allowAddresses: readonly string[];
+  readonly catchAll: boolean;
+  readonly catchAllTtlMs: number;
+  readonly trace: boolean;
+  readonly maxMxHosts: number;
+  readonly perMxConcurrency: number;
+  readonly concurrency: number;
+  readonly maxRcptPerSession: number;
+  readonly maxRejectsPerSession: number;
+  readonly idleSessionMs: number;
+  readonly mxBackoffMs: number;
+  readonly observer: VerifierObserver | undefined;
+  readonly signal: AbortSignal | undefined;
+}
 
 /** An address that passed the syntax check, in its canonical parts. */
 export interface AddressParts {

@@ -1,8 +1,10 @@
 /**
- * A small strict argument parser: every flag is declared, unknown flags and malformed values are usage errors.
+ * A strict argument parser on `node:util` `parseArgs`: every flag is declared, unknown flags and malformed
+ * values are usage errors with a "did you mean" hint.
  * @module
  */
 
+import { parseArgs as parseTokens } from 'node:util';
 import { osaDistance } from '../typo/distance.js';
 import { usageError } from './io.js';
 
@@ -51,7 +53,8 @@ function unknownFlag(arg: string, specs: readonly FlagSpec[], command: string): 
 }
 
 /**
- * Parses `argv` against the declared `specs`. `--` ends the flags; a lone `-` is a positional.
+ * Parses `argv` against the declared `specs` with `node:util` `parseArgs` (its tokens; the checks are ours).
+ * `--` ends the flags; a lone `-` is a positional; short flags may be grouped (`-qo out.csv`).
  * Throws a usage error (exit code 2) naming the flag for an unknown flag, a missing or unexpected value,
  * or a non-repeatable flag given twice.
  * @example
@@ -60,41 +63,39 @@ function unknownFlag(arg: string, specs: readonly FlagSpec[], command: string): 
  */
 export function parseArgs(argv: readonly string[], specs: readonly FlagSpec[], command: string): ParsedArgs {
   const byName = new Map(specs.map((spec) => [spec.name, spec]));
-  const byShort = new Map(specs.flatMap((spec) => (spec.short === undefined ? [] : [[spec.short, spec]])));
+  const { tokens } = parseTokens({
+    args: [...argv],
+    options: Object.fromEntries(
+      specs.map((spec) => [
+        spec.name,
+        spec.short === undefined ? { type: spec.type } : { type: spec.type, short: spec.short },
+      ]),
+    ),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const values = new Map<string, string[] | true>();
   const positionals: string[] = [];
 
-  for (let index = 0; index < argv.length; index++) {
-    const arg = argv[index] ?? '';
-    if (arg === '--') {
-      positionals.push(...argv.slice(index + 1));
-      break;
-    }
-    if (arg === '-' || !arg.startsWith('-')) {
-      positionals.push(arg);
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      positionals.push(token.value);
       continue;
     }
-    const long = arg.startsWith('--');
-    const equals = arg.indexOf('=');
-    const key = long ? arg.slice(2, equals === -1 ? undefined : equals) : arg.slice(1);
-    const spec = long ? byName.get(key) : byShort.get(key);
-    if (spec === undefined) throw unknownFlag(arg, specs, command);
+    if (token.kind === 'option-terminator') continue;
+    const spec = byName.get(token.name);
+    if (spec === undefined) throw unknownFlag(token.rawName, specs, command);
     const label = `--${spec.name}`;
     if (spec.type === 'boolean') {
-      if (long && equals !== -1) throw usageError(`${label} takes no value`);
+      if (token.value !== undefined) throw usageError(`${label} takes no value`);
       values.set(spec.name, true);
       continue;
     }
-    let value: string | undefined;
-    if (long && equals !== -1) {
-      value = arg.slice(equals + 1);
-    } else {
-      const next = argv[index + 1];
-      if (next === undefined || next.startsWith('--'))
-        throw usageError(`${label} needs a value ${spec.value ?? ''}`.trimEnd());
-      value = next;
-      index++;
-    }
+    // A separate value that looks like a flag is a forgotten value; one dash (`-`, `-5`) is a value.
+    const value = token.value;
+    if (value === undefined || (token.inlineValue === false && value.startsWith('--')))
+      throw usageError(`${label} needs a value ${spec.value ?? ''}`.trimEnd());
     const previous = values.get(spec.name);
     if (Array.isArray(previous)) {
       if (!spec.multiple) throw usageError(`${label} was given more than once`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `mailvet` executable: runs {@link main} with the process's streams and environment. The first Ctrl-C
- * (or SIGTERM) asks the command to stop cleanly (`bulk` writes what is done); a second Ctrl-C exits at once.
+ * (or SIGTERM) asks the command to stop cleanly (`bulk` writes what is done); a second Ctrl-C exits at once. A
+ * Ctrl-C while `bulk`'s rows wait for a greylisting retry finishes now instead (the next one stops).
  * @module
  */
 import { EXIT, main } from './main.js';
@@ -11,7 +12,13 @@ const onSignal = (): void => {
   if (controller.signal.aborted) process.exit(EXIT.interrupted);
   controller.abort();
 };
-process.on('SIGINT', onSignal);
+/** A Ctrl-C a command takes (`bulk` while rows wait for a greylisting retry: finish now) stops nothing. */
+const takers = new Set<() => boolean>();
+const onInterrupt = (): void => {
+  for (const taker of takers) if (taker()) return;
+  onSignal();
+};
+process.on('SIGINT', onInterrupt);
 process.on('SIGTERM', onSignal);
 
 // A closed pipe (`mailvet bulk big.csv | head`) ends output quietly instead of failing.
@@ -27,8 +34,14 @@ process.exitCode = await main(process.argv.slice(2), {
   stdoutIsTTY: process.stdout.isTTY === true,
   stderrIsTTY: process.stderr.isTTY === true,
   signal: controller.signal,
+  interrupts: {
+    take(taker) {
+      takers.add(taker);
+      return () => takers.delete(taker);
+    },
+  },
 });
-process.off('SIGINT', onSignal);
+process.off('SIGINT', onInterrupt);
 process.off('SIGTERM', onSignal);
 // An interrupted `bulk -` may leave a read of standard input pending: release it so that the process can end.
 process.stdin.destroy();

@@ -39,6 +39,7 @@ import {
 } from './output.js';
 import { orderedMap } from './pipeline.js';
 import { createProgress, type Progress, rows, summaryTable } from './progress.js';
+import { clockTime } from './progress-line.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 
 const FLAGS: readonly FlagSpec[] = [
@@ -87,7 +88,9 @@ export const BULK_HELP = `Usage: mailvet bulk [flags] <file|-> [-o <out>]
 Verifies a list: plain text (one address a line) or CSV (the address column found by its header name, or
 --column), from a file or standard input (-). Results keep the input's order: CSV (the input's columns plus
 the result's), JSON or NDJSON, chosen by --format or the output's extension. Progress and the summary go to
-standard error. Ctrl-C writes what is done; run again with --resume to go on.
+standard error. Ctrl-C writes what is done; run again with --resume to go on. While rows wait for a
+greylisting retry (--greylist-delays), the first Ctrl-C finishes now instead: they keep their greylisted verdict
+and the run goes on.
 
 Flags:
 ${flagHelp(FLAGS)}
@@ -367,6 +370,15 @@ function reportOf(
   return report;
 }
 
+/** What `mailvet bulk` says when Ctrl-C finishes now. */
+const FINISHING =
+  'finishing now: the rows waiting for a greylisting retry keep their greylisted result (no retry is made); Ctrl-C again stops';
+
+/** What `mailvet bulk` says (once, without a terminal) when a row starts waiting for a greylisting retry. */
+function waitHint(nextDueMs: number): string {
+  return `a row waits for a greylisting retry at ${clockTime(nextDueMs)}; Ctrl-C (SIGINT) finishes now, keeping its greylisted result`;
+}
+
 /** Runs `mailvet bulk`; returns the exit code. */
 export async function runBulk(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs(argv, FLAGS, 'mailvet bulk');
@@ -414,16 +426,29 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
       processed: 0,
       unreadable: 0,
     };
+    const tty = io.stderrIsTTY ?? false;
+    let hinted = false;
     const retrier = greylistRetrier((email) => verifier.verify(email), {
       delaysMs: plan.greylistDelaysMs,
       now,
       signal: controller.signal,
+      onWait: (waiting) => {
+        // Once, as a plain line (on a terminal the progress line says it, and docs/cli.md says what Ctrl-C does).
+        if (tty || hinted || io.interrupts === undefined) return;
+        hinted = true;
+        void write(io.stderr, `mailvet: ${waitHint(waiting.nextDueMs)}\n`);
+      },
+    });
+    const finishNow = io.interrupts?.take(() => {
+      if (!retrier.finish()) return false;
+      void write(io.stderr, `\nmailvet: ${FINISHING}\n`);
+      return true;
     });
     const style = createStyle(colourWanted(io.stderrIsTTY ?? false, io.env));
     const progress = createProgress({
       retries: () => retrier.waiting(),
       stream: io.stderr,
-      tty: io.stderrIsTTY ?? false,
+      tty,
       style,
       total: counted?.rows,
       done: tally.done,
@@ -445,6 +470,7 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
         name: source.name,
       });
     } finally {
+      finishNow?.();
       progress.stop();
       io.signal?.removeEventListener('abort', abort);
       try {

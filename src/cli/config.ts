@@ -8,6 +8,7 @@ import { cachedResolver } from '../dns/cached.js';
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
 import { OptionsError } from '../errors.js';
+import { VERIFY_FIELDS } from '../option-fields.js';
 import { DEFAULTS, type VerifyOptions } from '../options.js';
 import { parseProxyUrl, socksTransport } from '../smtp/socks.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
@@ -226,7 +227,10 @@ export function readSettings(args: ParsedArgs, env: Env): CliSettings {
   return {
     timeoutMs: timeout === undefined ? undefined : seconds(timeout),
     dnsServers: servers.value.map((server) => dnsServer(servers.label, server)),
-    smtpPort: smtpPort === undefined ? undefined : integer(smtpPort, 1, 65_535),
+    smtpPort:
+      smtpPort === undefined
+        ? undefined
+        : integer(smtpPort, VERIFY_FIELDS.smtpPort.min, VERIFY_FIELDS.smtpPort.max),
     heloHost: single(args, env, 'helo', 'MAILVET_HELO')?.value,
     mailFrom: single(args, env, 'from', 'MAILVET_FROM')?.value,
     proxy: proxy === undefined ? undefined : proxyUrl(proxy),
@@ -234,7 +238,10 @@ export function readSettings(args: ParsedArgs, env: Env): CliSettings {
     allowTlds: tlds.value.map((entry) => tld(tlds.label, entry)),
     dns,
     smtp: dns && !switched(args, env, 'no-smtp', 'MAILVET_NO_SMTP'),
-    concurrency: concurrency === undefined ? DEFAULTS.concurrency : integer(concurrency, 1, 10_000),
+    concurrency:
+      concurrency === undefined
+        ? DEFAULTS.concurrency
+        : integer(concurrency, VERIFY_FIELDS.concurrency.min, VERIFY_FIELDS.concurrency.max),
     trace: switched(args, env, 'trace', 'MAILVET_TRACE'),
   };
 }

@@ -3,6 +3,7 @@
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { unretriedResult } from '../bulk/finish.js';
 import type { VerificationResult } from '../result.js';
 import type { Sourced } from './config.js';
 import { quote, usageError } from './io.js';
@@ -49,6 +50,11 @@ export interface GreylistRetrier {
   verify(email: string): Promise<VerificationResult>;
   /** The rows waiting now; `undefined` when none waits. */
   waiting(): WaitingRetries | undefined;
+  /**
+   * Finish now: ends every wait at once, each waiting row keeping its last greylisted result with a `reason` that
+   * says no retry was made, and retries nothing from then on. Returns false (and changes nothing) when no row waits.
+   */
+  finish(): boolean;
 }
 
 /** Options of {@link greylistRetrier}. */
@@ -59,6 +65,8 @@ export interface GreylistRetrierOptions {
   readonly now: () => number;
   /** Ends the waits: the row keeps its last (greylisted) result. */
   readonly signal: AbortSignal;
+  /** Called when a row starts waiting while none waited. */
+  readonly onWait?: (waiting: WaitingRetries) => void;
 }
 
 /**
@@ -72,17 +80,31 @@ export function greylistRetrier(
   options: GreylistRetrierOptions,
 ): GreylistRetrier {
   const dues = new Map<symbol, number>();
+  const finishing = new AbortController();
+  const waits = AbortSignal.any([options.signal, finishing.signal]);
+  const waiting = (): WaitingRetries | undefined => {
+    if (dues.size === 0) return undefined;
+    let nextDueMs = Number.POSITIVE_INFINITY;
+    let lastDueMs = Number.NEGATIVE_INFINITY;
+    for (const due of dues.values()) {
+      nextDueMs = Math.min(nextDueMs, due);
+      lastDueMs = Math.max(lastDueMs, due);
+    }
+    return { count: dues.size, nextDueMs, lastDueMs };
+  };
   return {
     async verify(email) {
       let result = await verify(email);
       for (const delayMs of options.delaysMs) {
-        if (result.sub_status !== 'greylisted' || options.signal.aborted) return result;
+        if (result.sub_status !== 'greylisted' || waits.aborted) return result;
         const wait = Symbol(email);
-        dues.set(wait, options.now() + delayMs);
+        const due = options.now() + delayMs;
+        dues.set(wait, due);
+        if (dues.size === 1) options.onWait?.(waiting()!);
         try {
-          await sleep(delayMs, undefined, { signal: options.signal });
+          await sleep(delayMs, undefined, { signal: waits });
         } catch {
-          return result;
+          return options.signal.aborted ? result : unretriedResult(result, due);
         } finally {
           dues.delete(wait);
         }
@@ -90,15 +112,11 @@ export function greylistRetrier(
       }
       return result;
     },
-    waiting() {
-      if (dues.size === 0) return undefined;
-      let nextDueMs = Number.POSITIVE_INFINITY;
-      let lastDueMs = Number.NEGATIVE_INFINITY;
-      for (const due of dues.values()) {
-        nextDueMs = Math.min(nextDueMs, due);
-        lastDueMs = Math.max(lastDueMs, due);
-      }
-      return { count: dues.size, nextDueMs, lastDueMs };
+    waiting,
+    finish() {
+      if (dues.size === 0) return false;
+      finishing.abort();
+      return true;
     },
   };
 }

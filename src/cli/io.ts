@@ -24,6 +24,11 @@ export interface CliIo {
   readonly stderrIsTTY?: boolean;
   /** Aborted on Ctrl-C (SIGINT) or SIGTERM: `bulk` writes what is done, `serve` stops. */
   readonly signal?: AbortSignal;
+  /**
+   * Where a command may take a Ctrl-C (SIGINT) before it aborts `signal`: `bulk` takes it while rows wait for a
+   * greylisting retry (finish now). Absent: every Ctrl-C aborts `signal`.
+   */
+  readonly interrupts?: InterruptTakers;
   /** Directory that relative paths are resolved against. @default process.cwd() */
   readonly cwd?: string;
   /** Clock in milliseconds, for rates and the pace of progress lines. @default Date.now */
@@ -34,6 +39,15 @@ export interface CliIo {
   readonly createVerifier?: (options: VerifyOptions) => Verifier;
   /** Runs `mailvet doctor`'s diagnosis from the options the flags gave. @default diagnose */
   readonly diagnose?: (options: DiagnoseOptions) => Promise<DiagnosticsReport>;
+}
+
+/** The commands that may take a Ctrl-C before it stops them (see {@link CliIo.interrupts}). */
+export interface InterruptTakers {
+  /**
+   * Adds `taker`, asked at each Ctrl-C before `signal` is aborted: it returns true when it took the Ctrl-C (then
+   * nothing else happens). Returns a function that removes it.
+   */
+  take(taker: () => boolean): () => void;
 }
 
 /** The documented exit codes (docs/cli.md). */

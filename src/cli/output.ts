@@ -21,7 +21,7 @@ import type { Writable } from 'node:stream';
 import { CsvReader } from '../io/csv-reader.js';
 import type { InputRecord, InputShape } from '../io/input.js';
 import { readLines } from '../io/lines.js';
-import { CSV_COLUMNS, csvField, type FormulaEscape } from '../io/result-csv.js';
+import { csvField, type FormulaEscape, SOURCED_CSV_COLUMNS, sourcedResultColumns } from '../io/result-csv.js';
 import { isStatus, STATUSES, type Status, type VerificationResult } from '../result.js';
 import { CliError, EXIT, quote, usageError, write } from './io.js';
 
@@ -73,9 +73,6 @@ export interface OutputLayout {
   readonly formulaEscape: FormulaEscape;
 }
 
-/** Result fields of CSV output: the HTTP API's columns except `email`, which the input's columns already hold. */
-const RESULT_FIELDS = CSV_COLUMNS.filter((column) => column !== 'email');
-
 /** Builds the layout of an output for an input of the given shape. */
 export function layoutOf(
   format: OutputFormat,
@@ -83,16 +80,16 @@ export function layoutOf(
   trace: boolean,
   formulaEscape: FormulaEscape,
 ): OutputLayout {
-  const taken = new Set(shape.columns.map((column) => column.trim().toLowerCase()));
-  const extra = [...RESULT_FIELDS, 'error', ...(trace ? ['smtp_transcript'] : [])];
-  const named = extra.map((field) => (taken.has(field) ? `mailvet_${field}` : field));
-  const header = [...shape.columns, ...named];
+  // The HTTP API's rule for a job made from a CSV file: the input's columns, then the result columns (the address
+  // not repeated), then the CLI's own `error` (and `smtp_transcript`).
+  const extra = ['error', ...(trace ? ['smtp_transcript'] : [])];
+  const header = [...shape.columns, ...sourcedResultColumns(shape.columns, extra)];
   return {
     format,
     shape,
     header,
     keyIndex: shape.emailIndex,
-    statusIndex: shape.columns.length + RESULT_FIELDS.indexOf('status'),
+    statusIndex: shape.columns.length + SOURCED_CSV_COLUMNS.indexOf('status'),
     trace,
     formulaEscape,
   };
@@ -196,7 +193,7 @@ function jsonRecord(row: OutputRow, layout: OutputLayout): Record<string, unknow
 
 function csvLine(row: OutputRow, layout: OutputLayout): string {
   const fields: (string | number | boolean | null)[] = [...row.record.cells];
-  for (const field of RESULT_FIELDS) fields.push(row.result[field] ?? null);
+  for (const field of SOURCED_CSV_COLUMNS) fields.push(row.result[field] ?? null);
   fields.push(row.error);
   if (layout.trace) fields.push(row.result.smtp_transcript?.join('\n') ?? null);
   return `${fields.map((field) => csvField(field, layout.formulaEscape)).join(',')}\r\n`;

@@ -25,7 +25,8 @@ export function isFinished(job: Pick<Job, 'status'> | undefined): boolean {
   return job?.status === 'complete' || job?.status === 'failed';
 }
 
-function publish(job: Job): void {
+/** Shows `job` as the latest state of its id (an answer of the API; the job's events follow). */
+export function publish(job: Job): void {
   const next = new Map(liveJobs.value);
   next.set(job.id, job);
   liveJobs.value = next;
@@ -73,6 +74,14 @@ function follow(key: string, id: string): () => void {
     controller.abort();
     clearTimeout(timer);
   };
+}
+
+/**
+ * Finish now (`POST /v1/bulk/{id}/finish`): the job's waiting greylisting retries end with their greylisted
+ * verdict; shows the job the API answers.
+ */
+export async function finishJob(key: string, id: string): Promise<void> {
+  publish(await json<Job>(key, `v1/bulk/${encodeURIComponent(id)}/finish`, { method: 'POST' }));
 }
 
 /**

@@ -1,13 +1,13 @@
 /**
  * A job while it runs and after: progress, a count per status, the elapsed time (ticking while it runs), an
- * estimate of what is left, the addresses that wait for a greylisting retry and when, downloads (the results so
- * far while it runs). Live from the job's event stream, shared with the Jobs list (job-feed.ts).
+ * estimate of what is left, the addresses that wait for a greylisting retry and when, with "Finish now" (after a
+ * confirmation) to stop waiting for them, downloads (the results so far while it runs). Live from the job's event stream, shared with the Jobs list (job-feed.ts).
  * @module
  */
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { type DownloadFormat, downloadResults } from './download.js';
-import { isFinished, liveErrors, liveJobs, watchJob } from './job-feed.js';
+import { finishJob, isFinished, liveErrors, liveJobs, watchJob } from './job-feed.js';
 import { duration, elapsedMs, retryLine, timeLeft } from './job-timing.js';
 import { ResultsTable } from './results-table.js';
 import { STATUS_LABEL, STATUSES } from './words.js';
@@ -15,6 +15,7 @@ import { STATUS_LABEL, STATUSES } from './words.js';
 /** The live view of job `id`. */
 export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly id: string }) {
   const error = useSignal<string | null>(null);
+  const finishing = useSignal(false);
   const now = useSignal(Date.now());
   useEffect(() => watchJob(apiKey, id), [apiKey, id]);
   const current = liveJobs.value.get(id) ?? null;
@@ -37,6 +38,25 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
       error.value = reason.message;
     });
   };
+  const finish = () => {
+    const waiting = current.retries?.waiting ?? 0;
+    const which = waiting === 1 ? 'The address that waits' : `The ${waiting} addresses that wait`;
+    if (
+      !window.confirm(
+        `Finish the job now? ${which} for a greylisting retry keep${waiting === 1 ? 's' : ''} the verdict unknown (greylisted); no retry is made.`,
+      )
+    )
+      return;
+    error.value = null;
+    finishing.value = true;
+    finishJob(apiKey, current.id)
+      .catch((reason: Error) => {
+        error.value = reason.message;
+      })
+      .finally(() => {
+        finishing.value = false;
+      });
+  };
   const left = timeLeft(current, now.value);
   const retries = retryLine(current);
   const percent = Math.floor(current.progress * 100);
@@ -57,8 +77,13 @@ export function JobProgress({ apiKey, id }: { readonly apiKey: string; readonly 
         )}
       </p>
       {retries === null ? null : (
-        <p class="retries" data-testid="job-retries">
-          {retries}
+        <p class="retries">
+          <span data-testid="job-retries">{retries}</span>{' '}
+          {current.status === 'processing' ? (
+            <button type="button" onClick={finish} disabled={finishing.value}>
+              Finish now
+            </button>
+          ) : null}
         </p>
       )}
       <ul class="counts" aria-label="Results per status">

@@ -5,6 +5,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DnsError, OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import { raceSignal } from './abort.js';
 import { lookupName, requireLookupName } from './name.js';
 import { requireReverseName } from './reverse.js';
@@ -60,14 +61,6 @@ type Entry =
 
 const CACHED_FAILURES = new Set(['servfail', 'refused', 'timeout', 'other']);
 
-function nonNegativeInt(value: unknown, option: string, fallback: number, min = 0): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > 2 ** 31) {
-    throw new OptionsError(option, `must be an integer ${min}-${2 ** 31}`);
-  }
-  return value;
-}
-
 /**
  * Wraps `inner` in a cache. An answer is kept for its TTL (`ttlSeconds`), or `defaultTtlMs` (records) /
  * `negativeTtlMs` (`nodata`, `nxdomain`) when it has none, clamped to `minTtlMs`-`maxTtlMs`. Failures are kept
@@ -84,12 +77,12 @@ export function cachedResolver(inner: Resolver, options: CachedResolverOptions =
   if (typeof inner?.mx !== 'function' || typeof inner.addresses !== 'function') {
     throw new OptionsError('inner', 'must be a Resolver with mx() and addresses()');
   }
-  const max = nonNegativeInt(options.max, 'max', 10_000, 1);
-  const maxTtlMs = nonNegativeInt(options.maxTtlMs, 'maxTtlMs', 3_600_000);
-  const minTtlMs = nonNegativeInt(options.minTtlMs, 'minTtlMs', 0);
-  const negativeTtlMs = nonNegativeInt(options.negativeTtlMs, 'negativeTtlMs', 300_000);
-  const defaultTtlMs = nonNegativeInt(options.defaultTtlMs, 'defaultTtlMs', 300_000);
-  const errorTtlMs = nonNegativeInt(options.errorTtlMs, 'errorTtlMs', 1_000);
+  const max = integerOption(options.max, 'max', 10_000, 1, 2 ** 31);
+  const maxTtlMs = integerOption(options.maxTtlMs, 'maxTtlMs', 3_600_000, 0, 2 ** 31);
+  const minTtlMs = integerOption(options.minTtlMs, 'minTtlMs', 0, 0, 2 ** 31);
+  const negativeTtlMs = integerOption(options.negativeTtlMs, 'negativeTtlMs', 300_000, 0, 2 ** 31);
+  const defaultTtlMs = integerOption(options.defaultTtlMs, 'defaultTtlMs', 300_000, 0, 2 ** 31);
+  const errorTtlMs = integerOption(options.errorTtlMs, 'errorTtlMs', 1_000, 0, 2 ** 31);
   if (minTtlMs > maxTtlMs) throw new OptionsError('minTtlMs', 'must not exceed maxTtlMs');
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new OptionsError('now', 'must be a function');

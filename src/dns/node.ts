@@ -4,6 +4,7 @@
  */
 import { Resolver as DnsResolver } from 'node:dns/promises';
 import { DnsError, type DnsFailure, OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import { guardedLookup, raceSignal } from './abort.js';
 import { keepPreferred, mergeAddressAnswers } from './merge.js';
 import { parseNameServer, probeNoData } from './nodata-probe.js';
@@ -51,14 +52,6 @@ const FAILURES: Readonly<Record<string, DnsFailure>> = {
   EDESTRUCTION: 'aborted',
 };
 
-function positiveInt(value: unknown, option: string, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new OptionsError(option, `must be an integer 1-${max}`);
-  }
-  return value;
-}
-
 function serverList(value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || value.length === 0 || value.length > 16) {
@@ -96,9 +89,9 @@ function answerOrThrow(error: unknown, name: string, type: string): DnsAnswer<ne
  */
 export function nodeResolver(options: NodeResolverOptions = {}): NodeResolver {
   if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
-  const timeoutMs = positiveInt(options.timeoutMs, 'timeoutMs', 2_500, 600_000);
-  const tries = positiveInt(options.tries, 'tries', 2, 10);
-  const maxRecords = positiveInt(options.maxRecords, 'maxRecords', 100, 10_000);
+  const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', 2_500, 1, 600_000);
+  const tries = integerOption(options.tries, 'tries', 2, 1, 10);
+  const maxRecords = integerOption(options.maxRecords, 'maxRecords', 100, 1, 10_000);
   const servers = serverList(options.servers);
   const resolver = new DnsResolver({ timeout: timeoutMs, tries });
   if (servers !== undefined) {

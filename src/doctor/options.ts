@@ -7,6 +7,7 @@ import { lookupName } from '../dns/name.js';
 import type { Resolver } from '../dns/types.js';
 import { heloHostProblem, mailFromProblem } from '../envelope-options.js';
 import { OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import type { Transport } from '../smtp/types.js';
 import { DEFAULT_BLOCKLISTS } from './blocklists.js';
 
@@ -76,14 +77,6 @@ export const DIAGNOSE_DEFAULTS = Object.freeze({
 });
 
 const MAX_BLOCKLISTS = 20;
-
-function integer(value: unknown, option: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(option, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
 
 function stringList(value: unknown, option: string, max: number): readonly string[] {
   if (value === undefined) return [];
@@ -165,16 +158,16 @@ export function resolveDiagnoseOptions(options: DiagnoseOptions = {}): ResolvedD
     mailFrom: options.mailFrom,
     probeDomain: domainOption(options.probeDomain ?? DIAGNOSE_DEFAULTS.probeDomain, 'probeDomain', allowTlds),
     ip: options.ip,
-    smtpPort: integer(options.smtpPort, 'smtpPort', DIAGNOSE_DEFAULTS.smtpPort, 1, 65_535),
-    timeoutMs: integer(options.timeoutMs, 'timeoutMs', DIAGNOSE_DEFAULTS.timeoutMs, 1, 600_000),
-    connectTimeoutMs: integer(
+    smtpPort: integerOption(options.smtpPort, 'smtpPort', DIAGNOSE_DEFAULTS.smtpPort, 1, 65_535),
+    timeoutMs: integerOption(options.timeoutMs, 'timeoutMs', DIAGNOSE_DEFAULTS.timeoutMs, 1, 600_000),
+    connectTimeoutMs: integerOption(
       options.connectTimeoutMs,
       'connectTimeoutMs',
       DIAGNOSE_DEFAULTS.connectTimeoutMs,
       1,
       600_000,
     ),
-    replyTimeoutMs: integer(
+    replyTimeoutMs: integerOption(
       options.replyTimeoutMs,
       'replyTimeoutMs',
       DIAGNOSE_DEFAULTS.replyTimeoutMs,

@@ -314,6 +314,12 @@ export const startJob: Operation = async (context) => {
   return context.json(200, wireJob(job));
 };
 
+/** `POST /v1/bulk/{id}/finish` → the job, its waiting greylisting retries ended (finish now). */
+export const finishJob: Operation = async (context) => {
+  const job = await context.services.jobs.finish(jobId(context), access(context));
+  return context.json(200, wireJob(job));
+};
+
 /** `GET /v1/bulk/{id}` → the job. */
 export const getJob: Operation = async (context) => {
   const job = await context.services.jobs.get(jobId(context), access(context));

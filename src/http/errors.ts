@@ -101,6 +101,7 @@ const FROM_ENGINE: Partial<Record<ErrorCode, HttpErrorCode>> = {
   job_not_complete: 'job_not_complete',
   job_failed: 'job_failed',
   job_finished: 'conflict',
+  job_not_processing: 'conflict',
   lease_lost: 'conflict',
   limit_exceeded: 'limit_exceeded',
   disposed: 'service_unavailable',

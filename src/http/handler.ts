@@ -9,7 +9,7 @@ import { OptionsError } from '../errors.js';
 import type { VerifyOptions } from '../options.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
-import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
+import { addEmails, createJob, deleteJob, finishJob, getJob, listJobs, startJob } from './bulk-routes.js';
 import { ByteReservations } from './byte-reservations.js';
 import { consoleResponse, isConsolePath, readConsole } from './console.js';
 import type { Context, Operation, Services } from './context.js';
@@ -115,6 +115,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   deleteJob,
   addEmails,
   startJob,
+  finishJob,
   getJobResults,
   jobEvents,
   listWebhookDeliveries,

@@ -19,6 +19,7 @@ export type OperationId =
   | 'deleteJob'
   | 'addEmails'
   | 'startJob'
+  | 'finishJob'
   | 'getJobResults'
   | 'jobEvents'
   | 'listWebhookDeliveries'
@@ -288,6 +289,23 @@ export const ROUTES: readonly Route[] = [
     errors: ['not_found', 'conflict'],
   },
   {
+    method: 'POST',
+    path: '/v1/bulk/{id}/finish',
+    operationId: 'finishJob',
+    auth: true,
+    summary: 'Finish now: stop waiting for greylisting retries',
+    description:
+      "Ends the job's waiting greylisting retries with their last verdict (`unknown`/`greylisted`; the result's " +
+      '`reason` ends with `not retried: the job was finished before the retry due at HH:MM UTC`), and the job ' +
+      'retries nothing from then on (`retries.delays_ms` becomes `[]`). When nothing else is left the job is ' +
+      '`complete` in the answer, and its events and webhooks say so as usual; else it completes when its remaining ' +
+      'addresses are final. No body. Idempotent: a `complete` job is answered as it is; a `queued` (not started) or ' +
+      '`failed` job is a 409 `conflict`.',
+    parameters: [JOB_ID],
+    success: { status: 200, description: 'The job after.', content: { 'application/json': ref('Job') } },
+    errors: ['not_found', 'conflict'],
+  },
+  {
     method: 'GET',
     path: '/v1/bulk/{id}/results',
     operationId: 'getJobResults',
@@ -298,7 +316,8 @@ export const ROUTES: readonly Route[] = [
       'the Accept header. Before the job is complete: 409 `job_not_complete` with the job, unless ' +
       '`partial=true`, which returns the results finished so far. The CSV of a job made from a text/csv body ' +
       "has the file's columns first (in its order; a row added as JSON or text has empty cells but the address), " +
-      'then the result columns (`mailvet_` before a name the file has), unless `results_only=true`.',
+      'then the result columns but `email` (the file holds the address; `mailvet_` before a name the file has), ' +
+      'unless `results_only=true`.',
     parameters: [
       JOB_ID,
       {

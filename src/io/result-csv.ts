@@ -59,24 +59,51 @@ export function csvField(value: string | number | boolean | null, mode: FormulaE
 }
 
 /**
- * The header row, with its CRLF: the result columns, after the `sourceColumns` of the file the job was made from
- * when given (written under the `auto` formula rule), a result column whose name the file has (ignoring case and
- * surrounding space) then named `mailvet_<name>`.
- * @example
- * csvHeader(['id', 'email']); // 'id,email,mailvet_email,normalized,...\r\n'
+ * The result columns written after a file's own columns (an uploaded CSV's download, `mailvet bulk` on a CSV): the
+ * {@link CSV_COLUMNS} but `email`, which the file's address column already holds (the address is not repeated).
  */
-export function csvHeader(sourceColumns: readonly string[] = []): string {
+export const SOURCED_CSV_COLUMNS = Object.freeze(CSV_COLUMNS.filter((name) => name !== 'email'));
+
+/**
+ * The names of the result columns after `sourceColumns`: {@link SOURCED_CSV_COLUMNS}, then `extra` (the CLI's
+ * `error`, `smtp_transcript`), each one whose name the file has (ignoring case and surrounding space) named
+ * `mailvet_<name>`. The one rule of both the HTTP API's and the CLI's CSV, so that the two cannot differ.
+ * @example
+ * sourcedResultColumns(['id', 'Status']); // ['normalized', 'user', 'domain', 'mailvet_status', ...]
+ */
+export function sourcedResultColumns(
+  sourceColumns: readonly string[],
+  extra: readonly string[] = [],
+): string[] {
   const taken = new Set(sourceColumns.map((name) => name.trim().toLowerCase()));
-  const results = CSV_COLUMNS.map((name) => (taken.has(name) ? `mailvet_${name}` : name));
-  return `${[...sourceColumns.map((name) => csvField(name, 'auto')), ...results].join(',')}\r\n`;
+  return [...SOURCED_CSV_COLUMNS, ...extra].map((name) => (taken.has(name) ? `mailvet_${name}` : name));
 }
 
 /**
- * One result as a row, with its CRLF; after the cells of its source row when given (written under the `auto`
- * formula rule: `+44 20 7946 0958` and `-5.20` stay as they are, `=cmd()` is escaped).
+ * The header row, with its CRLF: the {@link CSV_COLUMNS} alone, or, after the `sourceColumns` of the file the job
+ * was made from (written under the `auto` formula rule), the {@link sourcedResultColumns}.
+ * @example
+ * csvHeader(['id', 'email']); // 'id,email,normalized,user,...\r\n'
  */
-export function csvRow(result: VerificationResult, sourceCells: readonly string[] = []): string {
+export function csvHeader(sourceColumns: readonly string[] = []): string {
+  if (sourceColumns.length === 0) return `${CSV_COLUMNS.join(',')}\r\n`;
+  const names = [
+    ...sourceColumns.map((name) => csvField(name, 'auto')),
+    ...sourcedResultColumns(sourceColumns),
+  ];
+  return `${names.join(',')}\r\n`;
+}
+
+/**
+ * One result as a row, with its CRLF: the {@link CSV_COLUMNS}, or, after the cells of its source row when given
+ * (written under the `auto` formula rule: `+44 20 7946 0958` and `-5.20` stay as they are, `=cmd()` is escaped),
+ * the {@link SOURCED_CSV_COLUMNS} (the address is in the row's own cells).
+ */
+export function csvRow(result: VerificationResult, sourceCells?: readonly string[]): string {
+  if (sourceCells === undefined) {
+    return `${CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
+  }
   let line = '';
   for (const cell of sourceCells) line += `${csvField(cell, 'auto')},`;
-  return `${line}${CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
+  return `${line}${SOURCED_CSV_COLUMNS.map((column) => csvField(result[column] ?? null)).join(',')}\r\n`;
 }

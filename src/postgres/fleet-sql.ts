@@ -3,9 +3,10 @@
  * workers in one transaction under the job's row lock, completion decided there exactly once.
  * @module
  */
+import { unretriedResult } from '../bulk/finish.js';
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { JobRecord } from '../bulk/types.js';
-import { STATUSES, type Status } from '../result.js';
+import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import type { WebhookEventType } from '../webhooks/log.js';
 import type { SqlClient, SqlDriver } from './driver.js';
 import {
@@ -33,6 +34,7 @@ export type FleetOperations = Pick<
   | 'fleetOverdue'
   | 'fleetWaiting'
   | 'fleetFail'
+  | 'fleetFinish'
   | 'fleetSetWebhook'
   | 'fleetWebhook'
 >;
@@ -199,11 +201,21 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
       };
     },
 
-    async fleetCommit(id, positions, results, retries, now) {
-      if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
+    async fleetCommit(id, finalPositions, finalResults, waits, now) {
+      if (finalPositions.length !== finalResults.length)
+        throw new RangeError('positions and results differ in length');
       return driver.transaction(async (client) => {
         const before = await lock(client, id);
         if (before === undefined || before.status === 'failed') return undefined;
+        let positions = finalPositions;
+        let results = finalResults;
+        let retries = waits;
+        if (retries.length > 0 && before.greylistDelaysMs.length === 0) {
+          // The job was finished while this chunk ran: its greylisted positions are final, not retried.
+          positions = [...positions, ...retries.map((retry) => retry.position)];
+          results = [...results, ...retries.map((retry) => unretriedResult(retry.result, retry.dueAt))];
+          retries = [];
+        }
         const counts: Record<Status, number> = { ...before.counts };
         for (const status of STATUSES) counts[status] ??= 0;
         let written = 0;
@@ -275,6 +287,55 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
           [id, JSON.stringify(error), before.completed + kept.length, JSON.stringify(counts), now],
         );
         return recordOfRow(rows[0]!);
+      });
+    },
+
+    async fleetFinish(id, now, check) {
+      return driver.transaction(async (client) => {
+        const before = await lock(client, id);
+        if (before === undefined) return undefined;
+        if (!check(before)) return { record: before, ended: 0, completed: false };
+        const waiting = await client.query(
+          `SELECT position, due_at, result FROM ${s}.retries WHERE job_id = $1 ORDER BY position`,
+          [id],
+        );
+        const positions = waiting.map((row) => num(row.position));
+        const results = waiting.map((row) =>
+          unretriedResult(JSON.parse(String(row.result)) as VerificationResult, num(row.due_at)),
+        );
+        const counts: Record<Status, number> = { ...before.counts };
+        for (const status of STATUSES) counts[status] ??= 0;
+        let written = 0;
+        if (positions.length > 0) {
+          const inserted = await client.query(
+            `INSERT INTO ${s}.results (job_id, position, status, result)
+             SELECT $1, * FROM unnest(string_to_array($2, ',')::integer[], string_to_array($3, ','),
+               string_to_array($4, E'\\n')) ON CONFLICT DO NOTHING RETURNING status`,
+            [
+              id,
+              positions.join(','),
+              results.map((result) => result.status).join(','),
+              texts(results).join('\n'),
+            ],
+          );
+          for (const row of inserted) counts[row.status as Status]++;
+          written = inserted.length;
+        }
+        await client.query(`DELETE FROM ${s}.retries WHERE job_id = $1`, [id]);
+        const done = before.completed + written;
+        const completed = before.status === 'processing' && done >= before.total;
+        const rows = await client.query(
+          `UPDATE ${s}.jobs SET greylist_delays_ms = '[]'::jsonb, completed = $2, counts = $3::jsonb,
+             status = $4, completed_at = $5 WHERE id = $1 RETURNING *`,
+          [
+            id,
+            done,
+            JSON.stringify(counts),
+            completed ? 'complete' : before.status,
+            completed ? now : before.completedAt,
+          ],
+        );
+        return { record: recordOfRow(rows[0]!), ended: positions.length, completed };
       });
     },
 

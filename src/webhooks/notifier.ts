@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import { nodeResolver } from '../dns/node.js';
 import type { Resolver } from '../dns/types.js';
 import { JobNotFoundError, OptionsError } from '../errors.js';
+import { integerOption } from '../option-fields.js';
 import { WebhookInputError, WebhookRefusedError } from './errors.js';
 import {
   memoryWebhookLog,
@@ -181,14 +182,6 @@ interface Watch {
 
 const DEFAULT_EVENTS: readonly WebhookEventType[] = Object.freeze(['bulk.completed', 'bulk.failed']);
 
-function whole(value: unknown, option: string, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(option, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
-
 function eventsOf(value: unknown): readonly WebhookEventType[] {
   if (value === undefined) return DEFAULT_EVENTS;
   if (!Array.isArray(value) || value.length === 0 || value.length > WEBHOOK_EVENT_TYPES.length) {
@@ -231,13 +224,19 @@ export function createWebhookNotifier<J extends WebhookJob>(
   const defaults = options.secrets === undefined ? undefined : checkSecrets(options.secrets, 'secrets');
   const guard = webhookGuard(options.allowAddresses ?? []);
   const allowHttp = options.allowHttpWebhooks ?? false;
-  const progressIntervalMs = whole(options.progressIntervalMs, 'progressIntervalMs', 10_000, 0, 86_400_000);
-  const connectTimeoutMs = whole(options.connectTimeoutMs, 'connectTimeoutMs', 5_000, 1, 600_000);
-  const timeoutMs = whole(options.timeoutMs, 'timeoutMs', 15_000, 1, 600_000);
-  const maxResponseBytes = whole(options.maxResponseBytes, 'maxResponseBytes', 65_536, 1, 16_777_216);
+  const progressIntervalMs = integerOption(
+    options.progressIntervalMs,
+    'progressIntervalMs',
+    10_000,
+    0,
+    86_400_000,
+  );
+  const connectTimeoutMs = integerOption(options.connectTimeoutMs, 'connectTimeoutMs', 5_000, 1, 600_000);
+  const timeoutMs = integerOption(options.timeoutMs, 'timeoutMs', 15_000, 1, 600_000);
+  const maxResponseBytes = integerOption(options.maxResponseBytes, 'maxResponseBytes', 65_536, 1, 16_777_216);
   const delays = options.retryDelaysMs ?? DEFAULT_WEBHOOK_RETRY_DELAYS_MS;
   delays.forEach((delay, index) => {
-    whole(delay, `retryDelaysMs[${index}]`, 0, 0, 7 * 86_400_000);
+    integerOption(delay, `retryDelaysMs[${index}]`, 0, 0, 7 * 86_400_000);
   });
   const clock = options.clock ?? realClock;
   const random = options.random ?? Math.random;

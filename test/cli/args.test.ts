@@ -88,6 +88,23 @@ describe('parseArgs', () => {
     );
   });
 
+  it('reads a short flag with its value attached, and grouped short flags', () => {
+    const specs: FlagSpec[] = [...SPECS, { name: 'quiet', short: 'q', type: 'boolean', description: 'q' }];
+    expect(parseArgs(['-oout.csv'], specs, 'mailvet test').string('output')).toBe('out.csv');
+    const grouped = parseArgs(['-qo', 'out.csv'], specs, 'mailvet test');
+    expect(grouped.flag('quiet')).toBe(true);
+    expect(grouped.string('output')).toBe('out.csv');
+  });
+
+  it('rejects unicode, control-character and look-alike flags with the same one-line error', () => {
+    expect(usage(() => parseArgs(['--tіmeout', '5'], SPECS, 'mailvet test'))).toContain(
+      'did you mean --timeout?',
+    );
+    expect(usage(() => parseArgs(['--💥'], SPECS, 'mailvet test'))).toContain('unknown flag "--💥"');
+    expect(usage(() => parseArgs(['--time\u0000out'], SPECS, 'mailvet test'))).toContain('unknown flag');
+    expect(usage(() => parseArgs(['---timeout', '5'], SPECS, 'mailvet test'))).toContain('unknown flag');
+  });
+
   it('keeps an empty value given with =', () => {
     expect(parseArgs(['--timeout='], SPECS, 'mailvet test').string('timeout')).toBe('');
   });

@@ -149,3 +149,70 @@ describe('mailvet bulk --greylist-delays', () => {
     expect(run.stderr).toContain('--greylist-delays must be none or at most 10 comma-separated delays');
   });
 });
+
+describe('finish now (Ctrl-C while retries wait)', () => {
+  it('the retrier: finish ends every wait with the last result and a reason, and retries nothing after', async () => {
+    const { verifier, asked } = greylistingVerifier(99);
+    const controller = new AbortController();
+    const waits: number[] = [];
+    const retrier = greylistRetrier((email) => verifier.verify(email), {
+      delaysMs: [3_600_000, 3_600_000],
+      now: () => Date.UTC(2026, 10, 27, 8, 15),
+      signal: controller.signal,
+      onWait: (waiting) => waits.push(waiting.count),
+    });
+    expect(retrier.finish()).toBe(false); // nothing waits: nothing to finish (a Ctrl-C then stops the run)
+    const pending = [retrier.verify('grey1@x.example'), retrier.verify('grey2@x.example')];
+    await waitFor(() => retrier.waiting()?.count === 2);
+    expect(waits).toEqual([1]); // told once, when the first row started to wait
+    expect(retrier.finish()).toBe(true);
+    const results = await Promise.all(pending);
+    for (const result of results) {
+      expect(result).toMatchObject({ status: 'unknown', sub_status: 'greylisted' });
+      expect(result.reason).toBe(
+        'greylisted; not retried: the job was finished before the retry due at 09:15 UTC',
+      );
+    }
+    expect(retrier.waiting()).toBeUndefined();
+    const later = await retrier.verify('grey3@x.example'); // greylisted after the finish: final at once
+    expect(later).toMatchObject({ sub_status: 'greylisted' });
+    expect(later.reason).toBeUndefined();
+    expect([...asked.values()]).toEqual([1, 1, 1]);
+    expect(controller.signal.aborted).toBe(false);
+  });
+
+  it('mailvet bulk: the first Ctrl-C while a row waits finishes now; the run goes on and exits 0', async () => {
+    const { verifier, asked } = greylistingVerifier(99);
+    const takers: (() => boolean)[] = [];
+    const controller = new AbortController();
+    const path = await list('finish.csv', ['grey@x.example', 'ok@y.example']);
+    const out = dir.file('finish-out.csv');
+    const running = runCli(['bulk', path, '-o', out, '--greylist-delays', '3600'], {
+      createVerifier: () => verifier,
+      signal: controller.signal,
+      interrupts: {
+        take(taker) {
+          takers.push(taker);
+          return () => takers.splice(takers.indexOf(taker), 1);
+        },
+      },
+    });
+    await waitFor(() => takers.length === 1 && (asked.get('grey@x.example') ?? 0) === 1 && takers[0]!());
+    const done = await running;
+    expect(done.code).toBe(EXIT.ok);
+    expect(done.stderr).toContain('mailvet: a row waits for a greylisting retry at ');
+    expect(done.stderr).toContain('mailvet: finishing now: the rows waiting for a greylisting retry keep');
+    expect(done.stderr).not.toContain('interrupted');
+    expect(takers).toEqual([]); // released at the end of the run
+    const rows = parseCsv(await readFile(out, 'utf8'));
+    const header = rows[0]!;
+    const grey = rows[1]!;
+    expect(grey[header.indexOf('sub_status')]).toBe('greylisted');
+    expect(grey[header.indexOf('reason')]).toMatch(
+      /^greylisted; not retried: the job was finished before the retry due at \d\d:\d\d UTC$/,
+    );
+    expect(rows[2]![header.indexOf('status')]).toBe('valid');
+    expect(asked.get('grey@x.example')).toBe(1);
+    expect(controller.signal.aborted).toBe(false);
+  });
+});

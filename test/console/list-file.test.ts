@@ -160,7 +160,7 @@ describe('listBatches as text/csv bodies', () => {
       await fetch(`${base}/v1/bulk/${created.id}/results?format=csv`, { headers: auth() })
     ).text();
     const rows = parse(text) as string[][];
-    expect(rows[0]?.slice(0, 6)).toEqual(['id', 'name', 'Email', 'status', 'mailvet_email', 'normalized']);
+    expect(rows[0]?.slice(0, 6)).toEqual(['id', 'name', 'Email', 'status', 'normalized', 'user']);
     expect(rows.slice(1).map((row) => row.slice(0, 4))).toEqual([
       ['1', 'Smith; "Ann"\nJr', 'ann@example.com', "'=SUM(A1)"], // a formula is neutralised, a number is not
       ['2', 'Bob', 'bad@example.com', '-5.20'],

@@ -59,6 +59,7 @@ export async function quietJob(baseUrl: string, key: string) {
   return {
     id: created.data.id,
     start: () => client.POST('/v1/bulk/{id}/start', { params: { path: { id: created.data.id } } }),
+    finish: async () => (await client.POST('/v1/bulk/{id}/finish', { params: { path: { id: created.data.id } } })).response.status,
   };
 }
 `;
@@ -117,9 +118,13 @@ describe('a client generated from docs/openapi.json (openapi-typescript, openapi
 
   it("follows the job's events with a standard EventSource client until the final event", async () => {
     const { quietJob } = (await import(join(dir, 'flow.ts'))) as {
-      quietJob(baseUrl: string, key: string): Promise<{ id: string; start(): Promise<unknown> }>;
+      quietJob(
+        baseUrl: string,
+        key: string,
+      ): Promise<{ id: string; start(): Promise<unknown>; finish(): Promise<number> }>;
     };
     const job = await quietJob(base, KEY);
+    expect(await job.finish()).toBe(409); // not started: nothing to finish
     const source = new EventSource(`${base}/v1/bulk/${job.id}/events`, {
       fetch: (input, init) =>
         fetch(input, { ...init, headers: { ...init?.headers, authorization: `Bearer ${KEY}` } }),
@@ -135,6 +140,7 @@ describe('a client generated from docs/openapi.json (openapi-typescript, openapi
     try {
       expect(await ended).toMatchObject({ status: 'complete', completed: 1 });
       expect(seen[0]).toBe('queued'); // the first event is the state when the stream opened
+      expect(await job.finish()).toBe(200); // finish now on a complete job: answered as it is
     } finally {
       source.close();
     }

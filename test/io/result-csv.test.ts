@@ -1,7 +1,15 @@
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CSV_COLUMNS, csvField, csvHeader, csvRow, needsFormulaEscape } from '../../src/io/result-csv.js';
+import {
+  CSV_COLUMNS,
+  csvField,
+  csvHeader,
+  csvRow,
+  needsFormulaEscape,
+  SOURCED_CSV_COLUMNS,
+  sourcedResultColumns,
+} from '../../src/io/result-csv.js';
 import type { VerificationResult } from '../../src/result.js';
 
 const RESULT: VerificationResult = {
@@ -92,6 +100,21 @@ describe('rows', () => {
     );
     const refused = { ...RESULT, status: 'invalid' as const, reason: 'the mail host said "no", really' };
     expect(csvRow(refused).endsWith(',"the mail host said ""no"", really"\r\n')).toBe(true);
+  });
+
+  it("after a file's columns: the address is not repeated, a taken name gets mailvet_, cells come first", () => {
+    expect(SOURCED_CSV_COLUMNS).toEqual(CSV_COLUMNS.filter((name) => name !== 'email'));
+    expect(csvHeader(['id', ' Email ', 'STATUS'])).toBe(
+      `id, Email ,STATUS,${SOURCED_CSV_COLUMNS.map((name) => (name === 'status' ? 'mailvet_status' : name)).join(',')}\r\n`,
+    );
+    expect(sourcedResultColumns(['error', 'x'], ['error', 'smtp_transcript']).slice(-2)).toEqual([
+      'mailvet_error',
+      'smtp_transcript',
+    ]);
+    expect(csvRow(RESULT, ['7', '=cmd()', 'Ann@Example.com'])).toBe(
+      "7,'=cmd(),Ann@Example.com,Ann@example.com,Ann,example.com,valid,,95,false,false,true,false,,mx.example.com,,\r\n",
+    );
+    expect(csvRow(RESULT, [])).toBe(`${csvRow(RESULT).slice('Ann@Example.com,'.length)}`);
   });
 
   it('round-trips any string through a real CSV parser (with the formula prefix as the only change)', () => {

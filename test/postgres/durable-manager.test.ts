@@ -224,6 +224,51 @@ describe.each<Kind>(['pglite', 'postgres'])('BulkJobManager on a durable store (
     );
   });
 
+  it.skipIf(skip)(
+    'finish now is durable: a restart neither re-runs the ended retries nor retries again',
+    async () => {
+      schema = testSchema();
+      const clock = new FakeClock(Date.UTC(2026, 10, 27, 10, 0, 0));
+      const tries = new Map<string, number>();
+      const verifier = {
+        async verify(email: string): Promise<VerificationResult> {
+          tries.set(email, (tries.get(email) ?? 0) + 1);
+          return resultFor(email); // grey* greylisted every time
+        },
+      };
+      const options = { verifier, clock, greylistRetry: { delaysMs: [60_000, 300_000] } };
+      const a = manager(await openStore(), options);
+      const job = await a.create({ emails: ['grey1@x.example', 'ok@x.example'] });
+      await until(async () => {
+        const now = await a.get(job.id);
+        return now?.retries.waiting === 1 && now.completed === 1;
+      });
+      const finished = await a.finish(job.id);
+      expect(finished).toMatchObject({
+        status: 'complete',
+        completed: 2,
+        retries: { waiting: 0, delays_ms: [] },
+      });
+      await a.close();
+
+      const b = manager(await openStore(), options);
+      expect(await b.get(job.id)).toEqual(finished);
+      clock.advance(400_000);
+      await settle(20);
+      expect(tries.get('grey1@x.example')).toBe(1);
+      const [grey] = await b.results(job.id);
+      expect(grey).toMatchObject({ status: 'unknown', sub_status: 'greylisted' });
+      expect(grey!.reason).toBe(
+        'greylisted; not retried: the job was finished before the retry due at 10:01 UTC',
+      );
+      // The job retries nothing from now on, also after the restart: an address added later that is greylisted is final.
+      await b.add(job.id, ['grey2@y.example']);
+      await until(async () => (await b.get(job.id))?.status === 'complete');
+      expect((await b.get(job.id))!.retries).toEqual({ waiting: 0, next_retry_at: null, delays_ms: [] });
+      expect(tries.get('grey2@y.example')).toBe(1);
+    },
+  );
+
   it.skipIf(skip)('keeps greylisting retries and their due times across a restart', async () => {
     schema = testSchema();
     const clock = new FakeClock();

@@ -10,7 +10,7 @@ import {
   type WebhookNotifierOptions,
   type WebhookServerDetail,
 } from '../../src/webhooks/notifier.js';
-import { FakeClock, instantVerifier, manualVerifier, settle, until } from '../bulk/support.js';
+import { FakeClock, instantVerifier, manualVerifier, resultFor, settle, until } from '../bulk/support.js';
 import { waitFor } from '../support/wait-for.js';
 import { receiver, recordingTransport, SECRET, SECRET2 } from './support.js';
 
@@ -89,6 +89,47 @@ describe('createWebhookNotifier', () => {
     };
     expect(payload.type).toBe('bulk.completed');
     expect(payload.data).toMatchObject({ id: job.id, status: 'complete', completed: 2 });
+  });
+
+  it('delivers bulk.completed for a job finished now while it waited for a greylisting retry', async () => {
+    const { transport, sends } = recordingTransport();
+    const clock = new FakeClock(Date.now());
+    const greylisting = {
+      verify: async (email: string) => resultFor(email), // grey* addresses are greylisted
+    };
+    const jobs = new BulkJobManager({
+      verifier: greylisting,
+      clock,
+      greylistRetry: { delaysMs: [3_600_000] },
+    });
+    const notifier = createWebhookNotifier(jobs, {
+      secrets: [SECRET],
+      resolver: staticResolver(zone),
+      allowAddresses: ['127.0.0.1/32'],
+      clock,
+      transport,
+    });
+    closers.push(() => jobs.close());
+    closers.push(() => notifier.close());
+    const job = await jobs.create({ emails: ['grey@x.example', 'ok@y.example'], autoStart: false });
+    await notifier.watch(job.id, { url: 'https://hooks.test/in' });
+    await jobs.start(job.id);
+    await until(async () => (await jobs.get(job.id))?.retries.waiting === 1);
+    expect(sends).toHaveLength(0);
+    await jobs.finish(job.id);
+    await until(() => sends.length === 1);
+    const payload = new Webhook(SECRET).verify(sends[0]!.body, sends[0]!.headers) as {
+      type: string;
+      data: {
+        id: string;
+        status: string;
+        completed: number;
+        retries: { waiting: number; delays_ms: number[] };
+      };
+    };
+    expect(payload.type).toBe('bulk.completed');
+    expect(payload.data).toMatchObject({ id: job.id, status: 'complete', completed: 2 });
+    expect(payload.data.retries).toMatchObject({ waiting: 0, delays_ms: [] });
   });
 
   it('ends in failed after the schedule is exhausted', async () => {
