@@ -98,6 +98,28 @@ function inFlightOnce<T>(work: () => Promise<T>): () => Promise<T> {
   };
 }
 
+/**
+ * Counts by label set in a plain map (one string key of the label values, one increment: cheaper than prom-client's
+ * label hashing on every request), handed to the counter at each scrape. The label values are bounded, so is the map.
+ */
+function labelTally<L extends object>(): {
+  add(key: string, labels: L): void;
+  into(counter: Counter<Extract<keyof L, string>>): void;
+} {
+  const counts = new Map<string, { labels: L; n: number }>();
+  return {
+    add(key, labels) {
+      const entry = counts.get(key);
+      if (entry === undefined) counts.set(key, { labels, n: 1 });
+      else entry.n += 1;
+    },
+    into(counter) {
+      counter.reset();
+      for (const { labels, n } of counts.values()) counter.inc(labels as never, n);
+    },
+  };
+}
+
 /** Sums `field` over the sources' current counters. */
 function sum<T>(sources: readonly (() => T)[], field: (stats: T) => number): number {
   let total = 0;
@@ -128,11 +150,15 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
   const jobSources: JobsSource[] = [];
   const pings: (() => Promise<void>)[] = [];
 
-  const verifications = new Counter({
+  const verificationCounts = labelTally<ReturnType<typeof verificationLabels>>();
+  new Counter({
     name: 'mailvet_verifications_total',
     help: 'Verifications finished, by status, sub-status and recognised mail provider (other: none recognised).',
     labelNames: ['status', 'sub_status', 'provider'] as const,
     registers,
+    collect() {
+      verificationCounts.into(this);
+    },
   });
   const verificationSeconds = new Histogram({
     name: 'mailvet_verification_duration_seconds',
@@ -249,11 +275,15 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     registers,
   });
 
-  const httpRequests = new Counter({
+  const requestCounts = labelTally<ReturnType<typeof requestLabels>>();
+  new Counter({
     name: 'mailvet_http_requests_total',
     help: 'HTTP requests answered, by method, route template (none: no route matched) and status.',
     labelNames: ['method', 'route', 'status'] as const,
     registers,
+    collect() {
+      requestCounts.into(this);
+    },
   });
   const httpSeconds = new Histogram({
     name: 'mailvet_http_request_duration_seconds',
@@ -311,7 +341,8 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     registry,
     observer: {
       verified(result, durationMs) {
-        verifications.inc(verificationLabels(result));
+        const labels = verificationLabels(result);
+        verificationCounts.add(`${labels.status} ${labels.sub_status} ${labels.provider}`, labels);
         verificationSeconds.observe(durationMs / 1000);
       },
       dns: (stats) => void dnsSources.push(stats),
@@ -319,7 +350,7 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     },
     onRequest(record) {
       const labels = requestLabels(record);
-      httpRequests.inc(labels);
+      requestCounts.add(`${labels.method} ${labels.route} ${labels.status}`, labels);
       httpSeconds.observe({ method: labels.method, route: labels.route }, record.durationMs / 1000);
     },
     onQuery(durationMs, failed) {
