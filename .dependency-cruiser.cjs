@@ -11,7 +11,7 @@
 /** The runtime-free core. verifier.ts (createVerifier on Node's defaults) and node-runtime.ts are not in it. */
 const CORE = [
   '^src/(syntax|typo|data|checks|io|contracts|known)/',
-  '^src/(verifier-core|runtime|options|option-fields|result|result-json|score|errors|clock|envelope-options|abort-watch|weak-memo|turn|tracing|verify-trace|smtp-spans)\\.ts$',
+  '^src/(verifier-core|runtime|options|option-fields|observer|result|result-json|score|errors|clock|envelope-options|abort-watch|weak-memo|turn|tracing|verify-trace|smtp-spans)\.ts$',
 ];
 /** Node's built-in modules, as dependency-cruiser names them (without `node:`). */
 const NODE_BUILTINS = `^(${[

@@ -18,6 +18,7 @@ const INTEGRATION = [
   'test/known/{bulk,serve,verifier}.test.ts',
   'test/http/{client-abort,diagnostics,events,frameworks,hono,list-upload,node,quota,store-keys}.test.ts',
   'test/http/{generated-client,results-json,server-hardening,source-rows,spec-flow,stream-failure,timeout}.test.ts',
+  'test/metrics/{cli-metrics,prometheus}.test.ts',
   'test/core-bundle.test.ts', // esbuild runs as a child process
   'test/package.test.ts',
   'test/postgres/**/*.test.ts',

@@ -185,6 +185,7 @@ export {
   type KnownVerdict,
   knownKey,
 } from './known/types.js';
+export type { DnsCounters, SmtpCounters, VerifierObserver } from './observer.js';
 export {
   type BooleanField,
   type CustomField,

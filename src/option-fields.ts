@@ -74,6 +74,7 @@ export const VERIFY_FIELDS = Object.freeze({
   maxRejectsPerSession: integerField(1, 1_000, 8),
   idleSessionMs: integerField(0, MAX_BUDGET_MS, 5_000),
   mxBackoffMs: integerField(0, 3_600_000, 30_000),
+  observer: CUSTOM,
   signal: CUSTOM,
   knownResults: CUSTOM,
   knownResultsTtlMs: CUSTOM,

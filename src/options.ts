@@ -11,6 +11,7 @@ import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
 import { type KnownResultsTtl, resolveKnownTtl } from './known/ttl.js';
 import { type KnownResults, MAX_NAMESPACE_LENGTH } from './known/types.js';
+import { observerOption, type VerifierObserver } from './observer.js';
 import {
   type BooleanField,
   type IntegerField,
@@ -107,6 +108,12 @@ export interface VerifyOptions {
    * @default 30000
    */
   readonly mxBackoffMs?: number;
+  /**
+   * Callbacks told about finished verifications and handed readers of the DNS cache's and the SMTP pool's
+   * counters (see {@link VerifierObserver}): where metrics come from. With none, nothing extra runs.
+   * @default none
+   */
+  readonly observer?: VerifierObserver;
   /** Aborts the verification: it then ends `unknown`/`timeout_exceeded`. */
   readonly signal?: AbortSignal;
   /**
@@ -148,6 +155,7 @@ export const VERIFIER_LEVEL_OPTIONS = Object.freeze([
   'catchAllTtlMs',
   'knownResults',
   'knownResultsTtlMs',
+  'observer',
 ] as const satisfies readonly (keyof VerifyOptions)[]);
 
 /** A name in {@link VERIFIER_LEVEL_OPTIONS}. */
@@ -421,6 +429,7 @@ export function resolveOptions(options: VerifyOptions = {}): ResolvedOptions {
     maxRejectsPerSession: verifyInteger(options, 'maxRejectsPerSession'),
     idleSessionMs: verifyInteger(options, 'idleSessionMs'),
     mxBackoffMs: verifyInteger(options, 'mxBackoffMs'),
+    observer: observerOption(options.observer),
     signal,
     knownResults: seam<KnownResults>(options.knownResults, 'knownResults', ['get', 'set']),
     knownResultsTtl: resolveKnownTtl(options.knownResultsTtlMs),

@@ -6,6 +6,7 @@
 import type { Resolver } from './contracts/dns.js';
 import type { Transport } from './contracts/smtp.js';
 import { MailvetError } from './errors.js';
+import { type DnsCounters, tellObserver, type VerifierObserver } from './observer.js';
 import type { Prober, ProberOptions, ProberStats } from './smtp/prober.js';
 
 /**
@@ -50,6 +51,7 @@ export interface RuntimeSettings {
   readonly idleSessionMs: number;
   readonly mxBackoffMs: number;
   readonly catchAllTtlMs: number;
+  readonly observer: VerifierObserver | undefined;
 }
 
 /** A runtime together with the means to release it. */
@@ -68,6 +70,12 @@ const NOTHING_DONE: ProberStats = Object.freeze({
   open: 0,
   peakPerMx: 0,
   backoffs: 0,
+  failed: 0,
+  replies2xx: 0,
+  replies3xx: 0,
+  replies4xx: 0,
+  replies5xx: 0,
+  waiting: 0,
   catchAllProbes: 0,
 });
 
@@ -135,12 +143,17 @@ export function createRuntime(options: RuntimeSettings, platform: PlatformDefaul
   const transport = options.transport ?? platform.transport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
+  const observer = options.observer;
   let resolver: Resolver | undefined = options.resolver;
+  if (resolver !== undefined) observeDns(resolver, observer);
   let prober: Prober | undefined;
   let closed = false;
   return {
     get resolver() {
-      resolver ??= platform.resolver();
+      if (resolver === undefined) {
+        resolver = platform.resolver();
+        observeDns(resolver, observer);
+      }
       return resolver;
     },
     transport,
@@ -149,7 +162,8 @@ export function createRuntime(options: RuntimeSettings, platform: PlatformDefaul
     get prober() {
       if (closed && prober === undefined)
         throw new MailvetError('disposed', 'the verifier has been disposed');
-      prober ??= deferredProber({
+      if (prober !== undefined) return prober;
+      prober = deferredProber({
         transport,
         heloHost: options.heloHost ?? platform.heloHost(),
         perMxConcurrency: options.perMxConcurrency,
@@ -162,7 +176,10 @@ export function createRuntime(options: RuntimeSettings, platform: PlatformDefaul
         now,
         randomBytes,
       });
-      return prober;
+      const made = prober;
+      const tell = observer?.smtp;
+      if (tell !== undefined) tellObserver(() => tell(() => made.stats()));
+      return made;
     },
     async close() {
       closed = true;
@@ -170,4 +187,12 @@ export function createRuntime(options: RuntimeSettings, platform: PlatformDefaul
       if (options.resolver === undefined) resolver?.close?.();
     },
   };
+}
+
+/** Hands the observer's `dns` callback the counters of `resolver`, when it keeps them (a cached resolver does). */
+function observeDns(resolver: Resolver, observer: VerifierObserver | undefined): void {
+  const tell = observer?.dns;
+  const stats = (resolver as { stats?: () => DnsCounters }).stats;
+  if (tell === undefined || typeof stats !== 'function') return;
+  tellObserver(() => tell(() => stats.call(resolver)));
 }

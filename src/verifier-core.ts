@@ -10,6 +10,7 @@ import { createCheckState, type KnownResultsCall } from './checks/state.js';
 import type { Check, CheckOutcome, CheckState } from './checks/types.js';
 import { MailvetError, OptionsError } from './errors.js';
 import { rememberingCheck } from './known/check.js';
+import { tellObserver, type VerifierObserver } from './observer.js';
 import {
   applyBudget,
   knownResultsNamespaceOf,
@@ -200,6 +201,18 @@ async function annotate(
   }
 }
 
+/** Tells `verified` about the verification `pending()` settles with, and how long it took. */
+async function observed(
+  pending: () => Promise<VerificationResult>,
+  verified: NonNullable<VerifierObserver['verified']>,
+): Promise<VerificationResult> {
+  const started = performance.now();
+  const result = await pending();
+  const durationMs = performance.now() - started;
+  tellObserver(() => verified(result, durationMs));
+  return result;
+}
+
 /**
  * Creates a verifier on a platform: `platform` gives the seams that `defaults` leave unset (a resolver, a
  * transport, a HELO name). `createVerifier` is this with Node's defaults; other runtimes (and tests) pass their
@@ -218,6 +231,7 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
   const checks = checksOf(options);
   const baseCall: KnownResultsCall = { fresh: options.fresh, namespace: options.knownResultsNamespace };
   const runtime = createRuntime(options, platform);
+  const verified = options.observer?.verified;
   let disposed = false;
   // A verifier that will probe SMTP imports that code now (a verifier that will not never loads it: the cold start of
   // `mailvet verify --no-dns`); its first verifications wait for it before their budget starts, so that loading
@@ -229,12 +243,18 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
         })
       : undefined;
 
+  function start(email: string, overrides: VerifyCallOptions | undefined): Promise<VerificationResult> {
+    return loading === undefined
+      ? verifyNow(email, overrides)
+      : loading.then(() => verifyNow(email, overrides));
+  }
+
   const verifier: Verifier = {
-    verify(email, overrides) {
-      return loading === undefined
-        ? verifyNow(email, overrides)
-        : loading.then(() => verifyNow(email, overrides));
-    },
+    // Without an observer, verify is start itself: not one call more on the hot path.
+    verify:
+      verified === undefined
+        ? start
+        : (email, overrides) => observed(() => start(email, overrides), verified),
     async dispose() {
       if (disposed) return;
       disposed = true;

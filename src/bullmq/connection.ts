@@ -234,6 +234,31 @@ export async function checkRedis(options: FleetOptions, timeoutMs = 10_000): Pro
   }
 }
 
+/** A PING on a Redis connection of its own, for metrics of the fleet's Redis. */
+export interface RedisPinger {
+  /** Resolves when Redis answers PING; rejects when it fails or does not answer within the timeout. */
+  ping(): Promise<void>;
+  /** Closes the connection. */
+  close(): void;
+}
+
+/**
+ * Opens a Redis connection of its own for PINGs (the metrics' Redis round trip): each PING fails after
+ * `timeoutMs` rather than wait; a lost connection is retried by ioredis, the PINGs meanwhile fail.
+ */
+export async function redisPinger(options: FleetOptions, timeoutMs = 2000): Promise<RedisPinger> {
+  const keys = fleetKeys(options);
+  const { redis } = await loadQueue();
+  const client = redis({ ...keys.redis, maxRetriesPerRequest: 1, commandTimeout: timeoutMs });
+  client.on('error', () => {}); // a PING reports it
+  return {
+    async ping() {
+      await client.ping();
+    },
+    close: () => client.disconnect(),
+  };
+}
+
 /** A Redis that took the connection but did not answer PING in time. */
 class RedisSilentError extends Error {
   override name = 'RedisSilentError';

@@ -12,6 +12,8 @@ export {
   type FleetConnection,
   type FleetOptions,
   queueUnavailable,
+  type RedisPinger,
+  redisPinger,
 } from './connection.js';
 export { type RedisLimitStore, redisLimits } from './redis-limits.js';
 export { type BullmqRunnerOptions, bullmqRunner, RUNNER_DEFAULTS } from './runner.js';

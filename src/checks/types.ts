@@ -6,6 +6,7 @@ import type { Resolver } from '../contracts/dns.js';
 import type { TlsPolicy, Transport } from '../contracts/smtp.js';
 import type { KnownResultsTtl } from '../known/ttl.js';
 import type { KnownResults } from '../known/types.js';
+import type { VerifierObserver } from '../observer.js';
 import type { Verdict } from '../result.js';
 import type { VerifierRuntime } from '../runtime.js';
 import type { TraceSpan } from '../tracing.js';
@@ -63,6 +64,7 @@ export interface ResolvedOptions {
   readonly maxRejectsPerSession: number;
   readonly idleSessionMs: number;
   readonly mxBackoffMs: number;
+  readonly observer: VerifierObserver | undefined;
   readonly signal: AbortSignal | undefined;
   readonly knownResults: KnownResults | undefined;
   readonly knownResultsTtl: KnownResultsTtl;

@@ -8,7 +8,10 @@ import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
+import type { MailvetMetrics } from '../metrics/registry.js';
+import type { MetricsServer } from '../metrics/server.js';
 import { createVerifier, type Verifier } from '../verifier.js';
+import { memoryWebhookLog } from '../webhooks/log.js';
 import type { WebhookServerDetail } from '../webhooks/notifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
 import {
@@ -25,6 +28,18 @@ import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
 import { KNOWN_RESULTS_FLAGS, knownResultsChoiceOf, openKnownResults } from './known-results.js';
+import {
+  createProcessMetrics,
+  type ListedJobStore,
+  listedMemoryStore,
+  listenForMetrics,
+  METRICS_API_FLAG,
+  METRICS_LISTENER_FLAGS,
+  metricsChoiceOf,
+  observedOptions,
+  watchJobs,
+  watchRedis,
+} from './metrics.js';
 import { optionsUsageError } from './options-error.js';
 import {
   apiKeysOf,
@@ -63,6 +78,8 @@ const FLAGS: readonly FlagSpec[] = [
     type: 'boolean',
     description: 'serve GET /v1/diagnostics, the mailvet doctor report of this host (off by default)',
   },
+  ...METRICS_LISTENER_FLAGS,
+  METRICS_API_FLAG,
   {
     name: 'greylist-delays',
     type: 'string',
@@ -84,8 +101,14 @@ const FLAGS: readonly FlagSpec[] = [
 ];
 
 /** The `webhooks` option of the server: the keys' secrets, the guard's settings named by their flags. */
-function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined, io: CliIo) {
+function webhookOptionsOf(
+  choice: WebhookChoice,
+  resolver: Resolver | undefined,
+  io: CliIo,
+  metrics: MailvetMetrics | undefined,
+) {
   return {
+    ...(metrics === undefined ? {} : { log: metrics.webhookLog(memoryWebhookLog()) }),
     keys: choice.keys,
     allowAddresses: choice.allowAddresses,
     allowHttpWebhooks: choice.allowHttp,
@@ -119,7 +142,12 @@ With --data or --store, a verdict a mail server gave answers the same API key's 
 for a while without asking again (docs/known-results.md): --known-results-ttl sets how long, --no-known-results
 turns it off, fresh=true in a request asks anyway.
 
-Environment: MAILVET_API_KEYS (required without a job store), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_DATA,
+Metrics (Prometheus text format, see docs/operations.md): --metrics-port serves GET /metrics on a listener of its
+own (127.0.0.1 by default: keep it off the public network); --metrics serves it on the API port to API keys with
+the admin scope (every key of MAILVET_API_KEYS holds it).
+
+Environment: MAILVET_API_KEYS (required without a job store), MAILVET_PORT, MAILVET_HOST, MAILVET_DIAGNOSTICS=1, MAILVET_METRICS_PORT,
+MAILVET_METRICS_HOST, MAILVET_METRICS=1, MAILVET_DATA,
 MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
 Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
 --webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
@@ -183,6 +211,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const port = portSource === undefined ? 8080 : integer(portSource, 0, 65_535);
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
+  const metricsChoice = metricsChoiceOf(args, io.env, true);
   const webhooks = await webhookChoiceOf(args, io.env, apiKeys, io.cwd ?? process.cwd());
   const greylistDelaysMs = greylistDelaysOf(
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
@@ -205,9 +234,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
   if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
   const built = verifyOptionsOf(settings);
+  const metrics = metricsChoice === undefined ? undefined : await createProcessMetrics();
   let store: Awaited<ReturnType<typeof openStore>>;
   try {
-    store = await openStore(storeChoice);
+    store = await openStore(storeChoice, metrics?.onQuery);
   } catch (error) {
     built.close();
     throw error;
@@ -216,13 +246,18 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const known = openKnownResults(knownChoice, store);
   let verifier: Verifier;
   try {
-    verifier = (io.createVerifier ?? createVerifier)({
-      ...built.options,
-      ...(known === undefined ? {} : { knownResults: known.knownResults }),
-      ...(knownChoice.kind === 'on' && knownChoice.ttl !== undefined
-        ? { knownResultsTtlMs: knownChoice.ttl }
-        : {}),
-    });
+    verifier = (io.createVerifier ?? createVerifier)(
+      observedOptions(
+        {
+          ...built.options,
+          ...(known === undefined ? {} : { knownResults: known.knownResults }),
+          ...(knownChoice.kind === 'on' && knownChoice.ttl !== undefined
+            ? { knownResultsTtlMs: knownChoice.ttl }
+            : {}),
+        },
+        metrics,
+      ),
+    );
   } catch (error) {
     known?.close();
     await store?.close?.();
@@ -235,15 +270,21 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const usage = await serveUsage(store, fleet, (error) => {
     io.stderr.write(`mailvet: usage counts not written yet (kept for the next try): ${String(error)}\n`);
   });
+  // With metrics, the memory store is made here: the job gauges read every tenant's jobs from it.
+  const listed =
+    metrics === undefined ? undefined : ((store as ListedJobStore | undefined) ?? listedMemoryStore());
+  const jobStore = listed ?? store;
   const jobs = new BulkJobManager({
     // A fleet's workers count bulk usage in their commits; this process counts what it verifies.
     ...(runner === undefined ? { verifier, usage: usage.meter } : { runner }),
-    ...(store === undefined ? {} : { store }),
+    ...(jobStore === undefined ? {} : { store: jobStore }),
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
   let worker: { close(): Promise<void> } | undefined;
+  let stopRedisPings: (() => void) | undefined;
   const release = async (): Promise<void> => {
+    stopRedisPings?.();
     await worker?.close().catch(() => {});
     await jobs.close().catch(() => {});
     await usage.close().catch(() => {});
@@ -254,6 +295,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   try {
     await jobs.opened(); // unfinished jobs of a durable store resume now
     if (fleet !== undefined && work) worker = await fleetWorker(fleet, store as FleetJobStore, verifier, io);
+    if (metrics !== undefined) {
+      if (listed !== undefined) watchJobs(metrics, jobs, listed);
+      if (fleet !== undefined) stopRedisPings = await watchRedis(metrics, fleet);
+    }
   } catch (error) {
     await release();
     throw storeCliError(error);
@@ -270,7 +315,11 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       verifier,
       jobs,
       usage: { store: usage.store, meter: usage.meter, limits: usage.limits },
-      ...(webhooks === undefined ? {} : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io) }),
+      ...(webhooks === undefined
+        ? {}
+        : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io, metrics) }),
+      ...(metrics === undefined ? {} : { onRequest: metrics.onRequest }),
+      ...(metrics !== undefined && metricsChoice?.onApi ? { metrics: () => metrics.exposition() } : {}),
       console: !args.flag('no-console'),
       ...(diagnostics
         ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
@@ -295,6 +344,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
           : String(code ?? error);
     throw new CliError(EXIT.io, `cannot listen on ${host}:${port}: ${reason}`, { cause: error });
   }
+  let metricsServer: MetricsServer | undefined;
+  if (metrics !== undefined && metricsChoice?.listener !== undefined) {
+    try {
+      metricsServer = await listenForMetrics(metricsChoice.listener, metrics, io);
+    } catch (error) {
+      await running.close();
+      await release();
+      throw error;
+    }
+  }
   const helo = heloWarning(settings, io.hostname);
   if (helo !== undefined) await write(io.stderr, helo);
   for (const warning of webhooks?.warnings ?? []) await write(io.stderr, warning);
@@ -303,11 +362,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     io.stdout,
     `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}${store === undefined ? '' : ' and the stored keys'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
   );
+  if (metricsServer !== undefined) await write(io.stdout, `mailvet metrics on ${metricsServer.url}\n`);
   await new Promise<void>((resolve) => {
     if (io.signal === undefined) return;
     if (io.signal.aborted) resolve();
     else io.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  await metricsServer?.close();
   await running.close();
   await release();
   await write(io.stdout, 'mailvet API stopped\n');

@@ -5,6 +5,7 @@
 import type { JobStore, StoreDamage } from '../bulk/types.js';
 import { isMailvetError } from '../errors.js';
 import type { ApiKeyHolder, ApiKeyStore } from '../postgres/api-keys.js';
+import type { QueryObserver } from '../postgres/observed-driver.js';
 import { redactUrl } from '../postgres/open-error.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { type Env, integer, single } from './config.js';
@@ -91,18 +92,21 @@ export function retentionMsOf(args: ParsedArgs, env: Env): number | undefined {
 }
 
 /**
- * Opens the chosen durable store (`undefined` for memory). A store that cannot be opened is a `CliError`
- * naming the problem: exit 3 (unreachable, refused, not a PGlite directory, a schema from the future).
+ * Opens the chosen durable store (`undefined` for memory), its statements told to `onQuery` when given. A store
+ * that cannot be opened is a `CliError` naming the problem: exit 3 (unreachable, refused, not a PGlite directory,
+ * a schema from the future).
  */
-export async function openStore(choice: StoreChoice): Promise<JobStore | undefined> {
+export async function openStore(choice: StoreChoice, onQuery?: QueryObserver): Promise<JobStore | undefined> {
   if (choice.kind === 'memory') return undefined;
   const { pgliteStore, postgresStore } = await import('../postgres/index.js');
+  const observed = onQuery === undefined ? {} : { onQuery };
   try {
     return choice.kind === 'pglite'
-      ? await pgliteStore({ dataDir: choice.dataDir })
+      ? await pgliteStore({ dataDir: choice.dataDir, ...observed })
       : await postgresStore({
           connectionString: choice.connectionString,
           ...(choice.leaseMs === undefined ? {} : { leaseMs: choice.leaseMs }),
+          ...observed,
         });
   } catch (error) {
     throw storeCliError(error);

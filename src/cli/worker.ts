@@ -11,6 +11,14 @@ import { integer, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './
 import { FLEET_FLAGS, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import {
+  createProcessMetrics,
+  listenForMetrics,
+  METRICS_LISTENER_FLAGS,
+  metricsChoiceOf,
+  observedOptions,
+  watchRedis,
+} from './metrics.js';
 import { optionsUsageError } from './options-error.js';
 import { openStore, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
 
@@ -37,6 +45,7 @@ const FLAGS: readonly FlagSpec[] = [
       'how long a chunk stays with a worker that stopped answering before another takes it (default 30)',
   },
   { name: 'id', type: 'string', value: '<id>', description: "this worker's id (default host-pid-random)" },
+  ...METRICS_LISTENER_FLAGS,
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
@@ -51,7 +60,11 @@ On SIGTERM it takes no more chunks and finishes those it has. See docs/scaling.m
 Flags:
 ${flagHelp(FLAGS)}
 
-Environment: MAILVET_REDIS, MAILVET_PREFIX, MAILVET_STORE, and the MAILVET_* of the verification flags.
+With --metrics-port the worker serves GET /metrics (Prometheus text format, see docs/operations.md) on a
+listener of its own, 127.0.0.1 by default.
+
+Environment: MAILVET_REDIS, MAILVET_PREFIX, MAILVET_STORE, MAILVET_METRICS_PORT, MAILVET_METRICS_HOST, and the
+MAILVET_* of the verification flags.
 Exit codes: 0 stopped, 2 usage error, 3 cannot reach Redis or open the job store.
 Example: mailvet worker --redis redis://127.0.0.1:6379 --store postgres://postgres@127.0.0.1/mailvet
 `;
@@ -89,11 +102,15 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
       `${egress.label} and --proxy cannot be used together: a proxy chooses the egress address`,
     );
   }
+  const metricsChoice = metricsChoiceOf(args, io.env, false);
   const built = verifyOptionsOf(settings);
-  const options =
+  const metrics = metricsChoice === undefined ? undefined : await createProcessMetrics();
+  const options = observedOptions(
     egress === undefined
       ? built.options
-      : { ...built.options, transport: tcpTransport({ localAddress: egress.value }) };
+      : { ...built.options, transport: tcpTransport({ localAddress: egress.value }) },
+    metrics,
+  );
   let verifier: Verifier;
   try {
     verifier = (io.createVerifier ?? createVerifier)(options);
@@ -107,7 +124,7 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
   };
   let store: FleetJobStore;
   try {
-    store = (await openStore(storeChoice)) as FleetJobStore;
+    store = (await openStore(storeChoice, metrics?.onQuery)) as FleetJobStore;
   } catch (error) {
     await release();
     throw error;
@@ -140,17 +157,34 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
       },
     );
   }
+  let stopRedisPings: (() => void) | undefined;
+  let metricsServer: Awaited<ReturnType<typeof listenForMetrics>> | undefined;
+  if (metrics !== undefined && metricsChoice?.listener !== undefined) {
+    try {
+      stopRedisPings = await watchRedis(metrics, fleet);
+      metricsServer = await listenForMetrics(metricsChoice.listener, metrics, io);
+    } catch (error) {
+      stopRedisPings?.();
+      await worker.close();
+      await store.close?.();
+      await release();
+      throw error;
+    }
+  }
   const helo = heloWarning(settings, io.hostname);
   if (helo !== undefined) await write(io.stderr, helo);
   await write(
     io.stdout,
     `mailvet worker ${worker.id} taking chunks from ${fleetPlace(fleet)} (jobs ${storePlace(storeChoice)}); Ctrl-C stops it\n`,
   );
+  if (metricsServer !== undefined) await write(io.stdout, `mailvet metrics on ${metricsServer.url}\n`);
   await new Promise<void>((resolve) => {
     if (io.signal === undefined) return;
     if (io.signal.aborted) resolve();
     else io.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  await metricsServer?.close();
+  stopRedisPings?.();
   await worker.close();
   try {
     await store.close?.();

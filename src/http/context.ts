@@ -9,6 +9,7 @@ import type { DiagnosticsReport } from '../doctor/types.js';
 import type { Verifier } from '../verifier.js';
 import type { ByteReservations } from './byte-reservations.js';
 import type { HttpLimits } from './limits.js';
+import type { MetricsSource } from './metrics-source.js';
 import type { QueryParams } from './params.js';
 import type { Principal } from './principal.js';
 import type { HttpWebhooks } from './webhook-settings.js';
@@ -42,6 +43,8 @@ export interface Services {
   readonly usage: { readonly meter: UsageMeter; readonly store: UsageStore };
   /** The counters of keys' own rates and daily quotas. */
   readonly keyLimits: KeyLimits;
+  /** Makes the exposition of `GET /metrics`; `undefined` while the route is off. */
+  readonly metrics: MetricsSource | undefined;
 }
 
 /** One request, after routing and authentication. */

@@ -20,6 +20,8 @@ import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
 import { keyRateOf, takeKeyRequest } from './key-limits.js';
 import { clientAddressOf, isLightRequest, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
+import { getMetrics, metricsSourceOf } from './metrics-route.js';
+import type { MetricsSource } from './metrics-source.js';
 import { openApiDocument } from './openapi.js';
 import { pathAndQuery, rejectUnknownParams } from './params.js';
 import { type Principal, principalOf } from './principal.js';
@@ -113,6 +115,11 @@ export interface HandlerOptions {
    * {@link HttpUsageOptions}. @default usage and limits counted in this process
    */
   readonly usage?: HttpUsageOptions;
+  /**
+   * `GET /metrics` for keys with the `admin` scope: a function that makes the exposition (Prometheus text
+   * format). Off (404) without it. `mailvet serve --metrics` passes its prom-client registry's. @default none
+   */
+  readonly metrics?: MetricsSource;
 }
 
 /** The API as a fetch-style function, plus `close()`. */
@@ -142,6 +149,7 @@ const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
   listWebhookDeliveries,
   getDiagnostics,
   getUsage,
+  getMetrics,
 };
 
 const KNOWN_OPTIONS = new Set([
@@ -162,6 +170,7 @@ const KNOWN_OPTIONS = new Set([
   'diagnostics',
   'onRequest',
   'usage',
+  'metrics',
 ]);
 
 const consoleLogger: HttpLogger = {
@@ -284,6 +293,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     diagnostics,
     usage: { meter: usage.meter, store: usage.store },
     keyLimits: { store: usage.limits, clock: options.clock ?? Date.now },
+    metrics: metricsSourceOf(options.metrics),
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);

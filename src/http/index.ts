@@ -43,6 +43,7 @@ export {
   RESULTS_PAGE,
   VERIFY_TIMEOUT,
 } from './limits.js';
+export type { MetricsExposition, MetricsSource } from './metrics-source.js';
 export { RESULT_FORMATS, type ResultFormat } from './negotiate.js';
 export {
   createServer,

@@ -26,7 +26,8 @@ export type OperationId =
   | 'jobEvents'
   | 'listWebhookDeliveries'
   | 'getDiagnostics'
-  | 'getUsage';
+  | 'getUsage'
+  | 'getMetrics';
 
 /** An OpenAPI parameter object. */
 export interface ParameterDoc {
@@ -474,5 +475,23 @@ export const ROUTES: readonly Route[] = [
     ],
     success: { status: 200, description: 'The usage.', content: { 'application/json': ref('Usage') } },
     errors: ['invalid_request'],
+  },
+  {
+    method: 'GET',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    auth: true,
+    scope: 'admin',
+    summary: "The server's metrics in the Prometheus text format (a key with the admin scope)",
+    description:
+      'Off by default: a server started without `metrics` (mailvet serve without --metrics) answers 404; ' +
+      '`mailvet serve --metrics-port` serves them on a listener of their own instead. Needs a key holding the ' +
+      '`admin` scope (403 otherwise). The series are listed in docs/operations.md.',
+    success: {
+      status: 200,
+      description: 'The metrics (Prometheus text exposition format 0.0.4).',
+      content: { 'text/plain': { type: 'string' } },
+    },
+    errors: ['forbidden', 'not_found'],
   },
 ];

@@ -3,6 +3,7 @@
  * @module
  */
 import { OptionsError } from '../errors.js';
+import type { QueryObserver } from './observed-driver.js';
 import { checkSchemaName } from './schema.js';
 import type { SqlStoreOptions } from './sql-store.js';
 
@@ -10,7 +11,11 @@ import type { SqlStoreOptions } from './sql-store.js';
 export const SQL_STORE_DEFAULTS = Object.freeze({ schema: 'mailvet', leaseMs: 30_000 });
 
 /** {@link SqlStoreOptions} checked and defaulted. */
-export function resolveSqlOptions(options: SqlStoreOptions): { schema: string; leaseMs: number } {
+export function resolveSqlOptions(options: SqlStoreOptions): {
+  schema: string;
+  leaseMs: number;
+  onQuery: QueryObserver | undefined;
+} {
   let schema: string;
   try {
     schema = checkSchemaName(options.schema ?? SQL_STORE_DEFAULTS.schema);
@@ -21,5 +26,9 @@ export function resolveSqlOptions(options: SqlStoreOptions): { schema: string; l
   if (typeof leaseMs !== 'number' || !Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > 3_600_000) {
     throw new OptionsError('leaseMs', 'must be an integer 1000-3600000');
   }
-  return { schema, leaseMs };
+  const onQuery = options.onQuery;
+  if (onQuery !== undefined && typeof onQuery !== 'function') {
+    throw new OptionsError('onQuery', 'must be a function');
+  }
+  return { schema, leaseMs, onQuery };
 }

@@ -5,6 +5,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { OptionsError } from '../errors.js';
 import type { SqlDriver } from './driver.js';
+import { observedDriver } from './observed-driver.js';
 import { openError, redactUrl } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
 import { openSqlStore, type SqlJobStore, type SqlStoreOptions } from './sql-store.js';
@@ -110,10 +111,11 @@ export async function postgresStore(options: PostgresStoreOptions): Promise<SqlJ
     // An idle client's error (the server restarted) must not crash the process; the next query reports it.
     pool.on('error', () => {});
   }
-  const driver = pgDriver(pool, options.pool === undefined);
+  const driver = observedDriver(pgDriver(pool, options.pool === undefined), resolved.onQuery);
   try {
     return await openSqlStore(driver, {
-      ...resolved,
+      schema: resolved.schema,
+      leaseMs: resolved.leaseMs,
       ownsDriver: options.pool === undefined,
       exclusive: false,
       asyncCommit: true,

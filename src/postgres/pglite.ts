@@ -11,6 +11,7 @@ import { claimDataDir } from './data-dir.js';
 import type { StoreLockedError } from './dir-lock.js';
 import type { SqlDriver } from './driver.js';
 import type { KnownResultsHost } from './known-results.js';
+import { observedDriver } from './observed-driver.js';
 import { openError } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
 import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
@@ -114,10 +115,11 @@ async function openPglite(
       throw openError(what, describePgliteFailure(error));
     }
   }
-  const driver = pgliteDriver(db, options.db === undefined);
+  const driver = observedDriver(pgliteDriver(db, options.db === undefined), resolved.onQuery);
   try {
     return await openSqlStore(driver, {
-      ...resolved,
+      schema: resolved.schema,
+      leaseMs: resolved.leaseMs,
       ownsDriver: options.db === undefined,
       exclusive: options.db === undefined,
       asyncCommit: false,

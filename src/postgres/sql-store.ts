@@ -14,6 +14,7 @@ import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
 import { type KnownResultsHost, sqlKnownResults } from './known-results.js';
+import type { QueryObserver } from './observed-driver.js';
 import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
 import { migrate } from './schema.js';
 import { usageOperations } from './usage-sql.js';
@@ -28,6 +29,11 @@ export interface SqlStoreOptions {
    * @default 30000
    */
   readonly leaseMs?: number;
+  /**
+   * Told about each statement the store runs (its duration in milliseconds, and whether it failed): where the
+   * store's round-trip and error metrics come from. @default none
+   */
+  readonly onQuery?: QueryObserver;
 }
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;

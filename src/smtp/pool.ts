@@ -105,6 +105,12 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     open: 0,
     peakPerMx: 0,
     backoffs: 0,
+    failed: 0,
+    replies2xx: 0,
+    replies3xx: 0,
+    replies4xx: 0,
+    replies5xx: 0,
+    waiting: 0,
   };
   const slots = createSlots({
     concurrency: limit.concurrency,
@@ -309,7 +315,9 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       return enqueue(keyOf(target), target, request, lease, false);
     },
     stats() {
-      return { ...counters, open: slots.count() };
+      let waiting = limit.pendingCount;
+      for (const state of slots.states()) waiting += state.waiters.length;
+      return { ...counters, open: slots.count(), waiting };
     },
     async close() {
       closed = true;

@@ -17,8 +17,8 @@ const TRACE_HOOK = join(ROOT, 'test', 'support', 'module-trace.mjs');
 
 /** Code that `verify` never runs: the servers, job stores, fleet, console, doctor and webhooks. */
 const NOT_FOR_VERIFY = [
-  /^dist\/(http|bulk|bullmq|postgres|console|doctor|webhooks)\//,
-  /^dist\/cli\/(bulk|serve|doctor|doctor-render|worker|fleet|store|progress|output|webhook-settings)\.js$/,
+  /^dist\/(http|bulk|bullmq|postgres|console|doctor|webhooks|metrics)\//,
+  /^dist\/cli\/(bulk|serve|doctor|doctor-render|worker|fleet|store|progress|output|webhook-settings|metrics)\.js$/,
   /^node_modules\/(socks|ip-address|smart-buffer|hono|@hono|pg|@electric-sql|bullmq|ioredis|pino|prom-client)\//,
 ];
 

@@ -20,6 +20,8 @@ const EXPECTED: Readonly<Record<string, Scope | undefined>> = {
   deleteJob: 'bulk:write',
   finishJob: 'bulk:write',
   getDiagnostics: 'admin',
+  getUsage: undefined,
+  getMetrics: 'admin',
 };
 
 /** A handler whose key `k` holds `scopes`, and any other key none of its own (a bare tenant: every scope). */

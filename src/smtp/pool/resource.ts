@@ -71,6 +71,14 @@ interface GroupShape {
   readonly retry452: boolean;
 }
 
+/** Counts a reply to `RCPT TO` (or a refused `MAIL FROM`) by its class (2xx-5xx). */
+function countReply(counters: ResourceContext['counters'], code: number): void {
+  if (code >= 500) counters.replies5xx += 1;
+  else if (code >= 400) counters.replies4xx += 1;
+  else if (code >= 300) counters.replies3xx += 1;
+  else counters.replies2xx += 1;
+}
+
 /** Creates the connection life over `context`. */
 export function connectionLife(context: ResourceContext): ConnectionLife {
   const { limits, counters, slots, step, now } = context;
@@ -108,6 +116,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
    * it among the session's errors); a "too many errors" refusal also backs the host off and ends the session's reuse.
    */
   function noteReply(conn: Connection, reply: SmtpReply): void {
+    countReply(counters, reply.code);
     if (reply.code < 200 || reply.code >= 300) conn.rejects += 1;
     const cause = backoffReply(reply);
     if (cause === undefined) return;
@@ -130,6 +139,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
         now,
       );
     } catch (error) {
+      counters.failed += 1;
       endSpan(span, error);
       throw error;
     }

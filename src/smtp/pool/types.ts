@@ -112,6 +112,18 @@ export interface PoolStats {
   readonly peakPerMx: number;
   /** Times a mail host was put in backoff (a `421`, or "too many errors"). */
   readonly backoffs: number;
+  /** Sessions that could not be opened (connect, greeting, `EHLO` or TLS failed, or the budget ran out). */
+  readonly failed: number;
+  /** Replies to `RCPT TO` (and refusals of `MAIL FROM`) with a 2xx code. */
+  readonly replies2xx: number;
+  /** Replies to `RCPT TO` (and refusals of `MAIL FROM`) with a 3xx code. */
+  readonly replies3xx: number;
+  /** Replies to `RCPT TO` (and refusals of `MAIL FROM`) with a 4xx code. */
+  readonly replies4xx: number;
+  /** Replies to `RCPT TO` (and refusals of `MAIL FROM`) with a 5xx code. */
+  readonly replies5xx: number;
+  /** Requests waiting now: for a slot of their mail host, or for one of the pool's `concurrency` slots. */
+  readonly waiting: number;
 }
 
 /** The pool. */
