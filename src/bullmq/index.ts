@@ -14,4 +14,10 @@ export {
   queueUnavailable,
 } from './connection.js';
 export { type BullmqRunnerOptions, bullmqRunner, RUNNER_DEFAULTS } from './runner.js';
-export { createWorker, type FleetWorker, type FleetWorkerOptions, WORKER_DEFAULTS } from './worker.js';
+export {
+  createWorker,
+  type FleetWorker,
+  type FleetWorkerOptions,
+  WORKER_DEFAULTS,
+  type WorkerJobEvent,
+} from './worker.js';

@@ -8,6 +8,8 @@ import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
+import { httpErrorLog, requestLog } from '../http/request-log.js';
+import { errorFields } from '../io/log-text.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import type { WebhookServerDetail } from '../webhooks/notifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
@@ -24,7 +26,11 @@ import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPla
 import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import { logJobs, workerJobLog } from './job-log.js';
+import { LOG_FLAGS, logSettingsOf, shutdownTimeoutMsOf } from './log-settings.js';
+import type { CliLogger } from './logger.js';
 import { optionsUsageError } from './options-error.js';
+import { logWarning, serviceLogger, stopSignal } from './service-log.js';
 import {
   damageWarnings,
   openStore,
@@ -75,12 +81,13 @@ const FLAGS: readonly FlagSpec[] = [
     description:
       'with --redis: this process also works as a worker of the fleet (with the verification flags)',
   },
+  ...LOG_FLAGS,
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
 
 /** The `webhooks` option of the server: the keys' secrets, the guard's settings named by their flags. */
-function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined, io: CliIo) {
+function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined, logger: CliLogger) {
   return {
     keys: choice.keys,
     allowAddresses: choice.allowAddresses,
@@ -89,7 +96,7 @@ function webhookOptionsOf(choice: WebhookChoice, resolver: Resolver | undefined,
     // What the tenant is not told (the address a host resolved to, a raw transport error) goes to the log.
     onDetail: (detail: WebhookServerDetail) => {
       const job = detail.jobId === null ? '' : ` (job ${detail.jobId})`;
-      io.stderr.write(`mailvet: webhook${job}: ${detail.detail}\n`);
+      logger.log.warn({ job_id: detail.jobId, host: detail.host }, `webhook${job}: ${detail.detail}`);
     },
     ...(resolver === undefined ? {} : { resolver }),
   };
@@ -148,7 +155,7 @@ async function fleetWorker(
   fleet: FleetChoice,
   store: FleetJobStore,
   verifier: Verifier,
-  io: CliIo,
+  logger: CliLogger,
 ): Promise<{ close(): Promise<void> }> {
   const { createWorker } = await import('../bullmq/index.js');
   return createWorker({
@@ -157,8 +164,9 @@ async function fleetWorker(
     store,
     verifier,
     onError: (error) => {
-      io.stderr.write(`mailvet worker: ${error instanceof Error ? error.message : String(error)}\n`);
+      logger.log.error({ error: errorFields(error, logger.addresses) }, 'worker error');
     },
+    onJob: workerJobLog(logger),
   });
 }
 
@@ -190,7 +198,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const retentionMs = retentionMsOf(args, io.env);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
+  const logSettings = logSettingsOf(args, io.env, io.stdoutIsTTY === true);
+  const shutdownTimeoutMs = shutdownTimeoutMsOf(args, io.env);
   if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
+  const logger = serviceLogger(logSettings, io);
   const built = verifyOptionsOf(settings);
   let verifier: Verifier;
   try {
@@ -207,7 +218,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     built.close();
     throw error;
   }
-  for (const warning of damageWarnings(store)) await write(io.stderr, warning);
+  for (const warning of damageWarnings(store)) logWarning(logger, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
   const jobs = new BulkJobManager({
     ...(runner === undefined ? { verifier } : { runner }),
@@ -215,16 +226,24 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
+  const stopLogging = logJobs(jobs, logger);
   let worker: { close(): Promise<void> } | undefined;
   const release = async (): Promise<void> => {
     await worker?.close().catch(() => {});
-    await jobs.close().catch(() => {});
+    // A durable store's unfinished jobs stay as they are and their leases are released: the next start resumes them.
+    await jobs
+      .close()
+      .catch((error: unknown) =>
+        logger.log.error({ error: errorFields(error, logger.addresses) }, 'closing the jobs failed'),
+      );
+    stopLogging();
     await verifier.dispose();
     built.close();
   };
   try {
     await jobs.opened(); // unfinished jobs of a durable store resume now
-    if (fleet !== undefined && work) worker = await fleetWorker(fleet, store as FleetJobStore, verifier, io);
+    if (fleet !== undefined && work)
+      worker = await fleetWorker(fleet, store as FleetJobStore, verifier, logger);
   } catch (error) {
     await release();
     throw storeCliError(error);
@@ -238,17 +257,16 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       apiKeys,
       verifier,
       jobs,
-      ...(webhooks === undefined ? {} : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io) }),
+      ...(webhooks === undefined
+        ? {}
+        : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, logger) }),
       console: !args.flag('no-console'),
       ...(diagnostics
         ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
         : {}),
-      logger: {
-        error: (message, details) => {
-          const reason = details.error instanceof Error ? details.error.message : String(details.error);
-          io.stderr.write(`mailvet: ${message} (request ${details.requestId}): ${reason}\n`);
-        },
-      },
+      logger: httpErrorLog(logger.log, { addresses: logger.addresses }),
+      onRequest: requestLog(logger.log, { addresses: logger.addresses }),
+      shutdownTimeoutMs,
     });
   } catch (error) {
     await release();
@@ -264,20 +282,22 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     throw new CliError(EXIT.io, `cannot listen on ${host}:${port}: ${reason}`, { cause: error });
   }
   const helo = heloWarning(settings, io.hostname);
-  if (helo !== undefined) await write(io.stderr, helo);
-  for (const warning of webhooks?.warnings ?? []) await write(io.stderr, warning);
+  if (helo !== undefined) logWarning(logger, helo);
+  for (const warning of webhooks?.warnings ?? []) logWarning(logger, warning);
 
-  await write(
-    io.stdout,
-    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
+  logger.log.info(
+    { url: running.url },
+    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it`,
   );
-  await new Promise<void>((resolve) => {
-    if (io.signal === undefined) return;
-    if (io.signal.aborted) resolve();
-    else io.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  await stopSignal(io);
+  logger.log.info(
+    { shutdown_timeout_ms: shutdownTimeoutMs },
+    'mailvet API stopping: no new connections; requests in flight finish',
+  );
+  // Stops accepting, ends event streams, lets requests in flight finish (cut after shutdownTimeoutMs).
   await running.close();
   await release();
-  await write(io.stdout, 'mailvet API stopped\n');
+  logger.log.info('mailvet API stopped');
+  await logger.flush();
   return EXIT.ok;
 }

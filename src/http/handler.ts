@@ -12,7 +12,7 @@ import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, getJob, listJobs, startJob } from './bulk-routes.js';
 import { ByteReservations } from './byte-reservations.js';
 import { consoleResponse, isConsolePath, readConsole } from './console.js';
-import type { Context, Operation, Services } from './context.js';
+import type { Context, LiveStreams, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
@@ -96,6 +96,11 @@ export interface Handler {
    * handler made them. Idempotent.
    */
   close(): Promise<void>;
+  /**
+   * Ends the live streams (`GET /v1/bulk/{id}/events`) so that they do not hold a server that shuts down; other
+   * requests are still answered. Call it when the server stops accepting connections. Idempotent.
+   */
+  drain(): void;
 }
 
 const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
@@ -169,6 +174,28 @@ interface Seen {
   keyId: string | undefined;
 }
 
+/** The handler's {@link LiveStreams}, with `drain()` that ends them all and every later one. */
+function liveStreams(): LiveStreams & { drain(): void } {
+  const ends = new Set<() => void>();
+  let draining = false;
+  return {
+    get draining() {
+      return draining;
+    },
+    add(end) {
+      ends.add(end);
+      return () => {
+        ends.delete(end);
+      };
+    },
+    drain() {
+      draining = true;
+      for (const end of [...ends]) end();
+      ends.clear();
+    },
+  };
+}
+
 function isV1(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/');
 }
@@ -223,6 +250,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     options.webhooks === undefined
       ? undefined
       : createHttpWebhooks(jobs, options.webhooks, options.authenticate === undefined);
+  const streams = liveStreams();
   const services: Services = {
     verifier,
     jobs,
@@ -233,6 +261,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     webhooks,
     heartbeatMs,
     diagnostics,
+    streams,
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
@@ -340,16 +369,19 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     const response = await answer(request, seen);
     const length = response.headers.get('content-length');
     try {
-      observer({
-        requestId: response.headers.get(REQUEST_ID_HEADER) ?? '',
-        method: request.method,
-        route: seen.route,
-        status: response.status,
-        durationMs: performance.now() - started,
-        bytes: length === null ? undefined : Number(length),
-        tenant: seen.tenant,
-        keyId: seen.keyId,
-      });
+      observer(
+        {
+          requestId: response.headers.get(REQUEST_ID_HEADER) ?? '',
+          method: request.method,
+          route: seen.route,
+          status: response.status,
+          durationMs: performance.now() - started,
+          bytes: length === null ? undefined : Number(length),
+          tenant: seen.tenant,
+          keyId: seen.keyId,
+        },
+        request,
+      );
     } catch {
       // An observer's failure must not change the answer.
     }
@@ -358,9 +390,13 @@ export function createHandler(options: HandlerOptions = {}): Handler {
 
   const handler = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
   return Object.assign(handler, {
+    drain() {
+      streams.drain();
+    },
     async close() {
       if (closed) return;
       closed = true;
+      streams.drain();
       await ownJobs?.close();
       await webhooks?.close();
       await ownVerifier?.dispose();
