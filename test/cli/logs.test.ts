@@ -262,7 +262,7 @@ describe('job lines', () => {
       status: 'complete' as const,
       total: 2,
       completed: 2,
-      counts: { valid: 2, invalid: 0, risky: 0, unknown: 0 },
+      counts: { valid: 2, invalid: 0, catch_all: 0, unknown: 0, do_not_mail: 0 },
       createdAt: 1000,
       startedAt: 2000,
       completedAt: 5000,
