@@ -121,7 +121,9 @@ describe('mailvet serve on SIGTERM', () => {
     // A new connection is refused (fetch could reuse a kept-alive one: a raw connect cannot).
     const { port } = new URL(url);
     await expect(
-      new Promise((resolve, reject) => connect(Number(port), '127.0.0.1', resolve).once('error', reject)),
+      new Promise((resolve, reject) =>
+        connect(Number(port), '127.0.0.1', () => resolve(undefined)).once('error', reject),
+      ),
     ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     // The event stream ends cleanly at once (it would otherwise hold the close until the timeout cut it).
     const stopped = Date.now();
