@@ -16,6 +16,11 @@ export interface LineLogger {
   info(fields: object, message: string): void;
   /** Writes an `error` line: `fields` and the message. */
   error(fields: object, message: string): void;
+  /**
+   * Writes an `info` line whose fields come as ready JSON members (`"a":1,"b":"x"`), in the logger's own line
+   * format, straight to its destination: the request log's fast path (no object to walk). @default none: `info`
+   */
+  infoLine?(members: string, message: string): void;
 }
 
 /** Options of {@link requestLog} and {@link httpErrorLog}. */
@@ -34,6 +39,21 @@ function emailOf(request: Request): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A number for a line (a non-finite one, which JSON has not, as `null`). */
+function numberOf(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? 'null' : String(value);
+}
+
+/** The fields of a request's line as JSON members, the same as {@link fieldsOf} gives as an object. */
+function membersOf(record: RequestRecord): string {
+  return (
+    `"request_id":${JSON.stringify(record.requestId)},"method":${JSON.stringify(record.method)},` +
+    `"route":${record.route === null ? 'null' : JSON.stringify(record.route)},"status":${numberOf(record.status)},` +
+    `"duration_ms":${numberOf(Math.round(record.durationMs * 100) / 100)},"bytes":${numberOf(record.bytes)},` +
+    `"key_id":${record.keyId === undefined ? 'null' : JSON.stringify(record.keyId)}`
+  );
 }
 
 /** The fields of a request's line. */
@@ -57,7 +77,11 @@ function fieldsOf(record: RequestRecord) {
  */
 export function requestLog(log: LineLogger, options: RequestLogOptions = {}): RequestObserver {
   if (!log.isLevelEnabled('info')) return () => {};
-  if (options.addresses !== true) return (record) => log.info(fieldsOf(record), 'request');
+  if (options.addresses !== true) {
+    const infoLine = log.infoLine?.bind(log);
+    if (infoLine !== undefined) return (record) => infoLine(membersOf(record), 'request');
+    return (record) => log.info(fieldsOf(record), 'request');
+  }
   return (record, request) => {
     const email = record.route === VERIFY_ROUTE ? emailOf(request) : undefined;
     log.info(email === undefined ? fieldsOf(record) : { ...fieldsOf(record), email }, 'request');

@@ -167,7 +167,11 @@ describe('mailvet serve webhooks (spawned)', () => {
       expect(((await http.json()) as { error: { message: string } }).error.message).toContain(
         'can accept http: with --allow-http-webhooks',
       );
-      expect(server.warnings().some((msg) => msg.startsWith('MAILVET_WEBHOOK_SECRETS signs the webhooks of 2 API keys alike'))).toBe(true);
+      expect(
+        server
+          .warnings()
+          .some((msg) => msg.startsWith('MAILVET_WEBHOOK_SECRETS signs the webhooks of 2 API keys alike')),
+      ).toBe(true);
     } finally {
       expect((await server.stop()).code).toBe(EXIT.ok);
       await dns.close();
