@@ -16,7 +16,7 @@ import type { Context, LiveStreams, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
-import { clientAddressOf, isLightRequest, targetOf } from './light.js';
+import { clientAddressOf, isLightRequest, lightParts, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { openApiDocument } from './openapi.js';
 import { pathAndQuery, rejectUnknownParams } from './params.js';
@@ -196,6 +196,15 @@ function liveStreams(): LiveStreams & { drain(): void } {
   };
 }
 
+/**
+ * A header of `response`, read from a lightweight response's own record without building its `Headers` (which
+ * would take it off the Node listener's fast path).
+ */
+function headerOf(response: Response, name: string): string | null {
+  const light = lightParts(response);
+  return light === undefined ? response.headers.get(name) : (light.headers[name] ?? null);
+}
+
 function isV1(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/');
 }
@@ -367,11 +376,11 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     const started = performance.now();
     const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
     const response = await answer(request, seen);
-    const length = response.headers.get('content-length');
+    const length = headerOf(response, 'content-length');
     try {
       observer(
         {
-          requestId: response.headers.get(REQUEST_ID_HEADER) ?? '',
+          requestId: headerOf(response, REQUEST_ID_HEADER) ?? '',
           method: request.method,
           route: seen.route,
           status: response.status,
