@@ -81,6 +81,7 @@ const EXCEPTIONS = [
   // store-safety).
   ['adapter-to-adapter', 'cli/serve', 'http/node', 'store-safety: mailvet serve starts the HTTP listener'],
   ['adapter-to-adapter', 'cli/serve', 'http/auth', 'store-safety: mailvet serve checks API keys'],
+  ['adapter-to-adapter', 'cli/serve', 'http/request-log', 'logs: mailvet serve logs the requests it serves'],
   // --- The handler reads the built console from disk and V8's heap size for a default limit (test-infra
   // follow-up: the Node listener reads them and hands the handler values).
   ['handler-runtime-free', 'http/console', 'fs', 'readConsole() reads dist/console'],

@@ -35,6 +35,11 @@
  * parameter checks or request and response objects. It is the floor of any server that does the job, so its
  * ratio to the ceiling says how much of the gap is the job and how much mailvet's HTTP layer.
  *
+ * `--logs` adds a side that serves the same compiled `createServer` with request logs on, as `mailvet serve` runs
+ * it: the pino logger of `src/cli/logger.ts` in JSON at `info`, on an asynchronous file descriptor (`/dev/null`, as
+ * standard output redirected to a file), one line per request (`requestLog`) and the error log (`httpErrorLog`),
+ * without metrics; its cost is printed as its ratio to the plain mailvet side, round by round (target: within 5%).
+ *
  * `--rate=<requests/s>` offers every side the same fixed load (autocannon's `overallRate`) instead of as much as
  * one load-generating core can send. Flat out, the sides run at different rates: the ceiling, faster, finds its
  * client busy more often and pays fewer wake-ups per request (the kernel's share of a response on loopback is
@@ -43,10 +48,10 @@
  * cannot keep up with the rate is reported.
  *
  *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--sources] [--hono] [--floor]
- *                         [--against=<git ref>] [--rate=<requests/s>]
+ *                         [--logs] [--against=<git ref>] [--rate=<requests/s>]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { createWriteStream, openSync, rmSync } from 'node:fs';
 import { createServer as createBareServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -127,13 +132,30 @@ async function serve(mode: string, code: Code): Promise<void> {
     return;
   }
   const { createServer } = await module('http/node');
+  const logged = mode === 'logged' ? await requestLogOptions(module) : {};
   const { url } = await createServer({
     port: 0,
     apiKeys: [KEY],
     verifierOptions: { dns: false, smtp: false },
     limits: { requestsPerSecond: Number.POSITIVE_INFINITY },
+    ...logged,
   });
   console.log(url);
+}
+
+/** `createServer`'s `logger` and `onRequest` as `mailvet serve` sets them, logging JSON lines to /dev/null. */
+async function requestLogOptions(module: (path: string) => Promise<unknown>) {
+  const { createLogger } = (await module('cli/logger')) as {
+    createLogger: (settings: object, target: object) => { log: unknown };
+  };
+  const { requestLog, httpErrorLog } = (await module('http/request-log')) as {
+    requestLog: (log: unknown) => unknown;
+    httpErrorLog: (log: unknown) => unknown;
+  };
+  // A file descriptor, as standard output redirected to a file: the logger writes to it asynchronously (SonicBoom).
+  const sink = createWriteStream('/dev/null', { fd: openSync('/dev/null', 'w') });
+  const logger = createLogger({ level: 'info', format: 'json', addresses: false }, { stream: sink });
+  return { logger: httpErrorLog(logger.log), onRequest: requestLog(logger.log) };
 }
 
 function pin(cpu: number, pid: number): boolean {
@@ -265,6 +287,7 @@ async function main(): Promise<void> {
   const sources = process.argv.includes('--sources');
   const hono = process.argv.includes('--hono');
   const floor = process.argv.includes('--floor');
+  const logs = process.argv.includes('--logs');
   const verifyPath = `/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
   const made: string[] = [];
   const sides: Side[] = [];
@@ -273,6 +296,10 @@ async function main(): Promise<void> {
     const built = buildCheckout(made);
     sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', built, '/'));
     sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', built, verifyPath));
+    if (logs)
+      sides.push(
+        await startSide('mailvet createServer + request logs (pino JSON)', 'logged', built, verifyPath),
+      );
     if (sources) {
       const src: Code = { dir: join(REPO, 'src'), ext: 'ts' };
       sides.push(await startSide('mailvet createServer, sources under tsx', 'mailvet', src, verifyPath));
@@ -322,6 +349,16 @@ async function main(): Promise<void> {
           `on a shared machine${rate === undefined ? ', flat out' : `, at ${rate} requests/s each`})   (target: >= 70%)`,
       );
     });
+    if (logs) {
+      // The plain mailvet side is runs[1], the logged one runs[2]: their ratio, round by round.
+      const [, plain = [], logged = []] = runs;
+      const rps = logged.map((m, round) => m.rps / (plain[round] as Measure).rps);
+      const capacity = logged.map((m, round) => (plain[round] as Measure).cpuPerRequest / m.cpuPerRequest);
+      console.log(
+        `request logs on / off (same build, one run): ${spread(rps, percent)} of requests/s, ` +
+          `${spread(capacity, percent)} of capacity per core-second   (target: >= 95%, within 5%)`,
+      );
+    }
   } finally {
     for (const side of sides) side.stop();
     for (const dir of made) rmSync(dir, { recursive: true, force: true });
@@ -330,6 +367,7 @@ async function main(): Promise<void> {
     (sources ? ' --sources' : '') +
     (hono ? ' --hono' : '') +
     (floor ? ' --floor' : '') +
+    (logs ? ' --logs' : '') +
     (against === undefined ? '' : ` --against=${against}`) +
     (rate === undefined ? '' : ` --rate=${rate}`);
   console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);

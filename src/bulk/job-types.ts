@@ -399,8 +399,12 @@ export function isDurableStore(store: JobStore): store is DurableJobStore {
   return (store as Partial<DurableJobStore>).durable === true;
 }
 
-/** Events of the manager. Each listener receives a snapshot of the job. */
-export type JobEventName = 'progress' | 'complete' | 'failed';
+/**
+ * Events of the manager. Each listener receives a snapshot of the job. `created` follows a `create` on this
+ * manager; `started` the move of a job to `processing` (its first verification here, or a fleet job queued);
+ * `progress`, `complete` and `failed` as results come and the job ends.
+ */
+export type JobEventName = 'created' | 'started' | 'progress' | 'complete' | 'failed';
 
 /**
  * A listener of {@link JobEventName}. Exceptions thrown by a listener do not affect the job: they are

@@ -6,7 +6,13 @@ import { JobInputError } from './errors.js';
 import type { Job, JobEventName, JobListener } from './job-types.js';
 
 /** The events a manager tells, in the order the error message lists them. */
-export const JOB_EVENTS: readonly JobEventName[] = Object.freeze(['progress', 'complete', 'failed']);
+export const JOB_EVENTS: readonly JobEventName[] = Object.freeze([
+  'created',
+  'started',
+  'progress',
+  'complete',
+  'failed',
+]);
 
 /** What an engine needs of the listener table: whether anyone listens, and telling them. */
 export interface JobEvents {
@@ -22,6 +28,8 @@ export interface JobEvents {
 /** The listeners of a manager's events. */
 export class JobListeners implements JobEvents {
   readonly #listeners: Record<JobEventName, Set<JobListener>> = {
+    created: new Set(),
+    started: new Set(),
     progress: new Set(),
     complete: new Set(),
     failed: new Set(),

@@ -208,6 +208,7 @@ export class LocalEngine implements JobEngine {
     job.dirty = false;
     // Attached before the job can start, so that no event is missed.
     if (input.attach !== undefined) await input.attach(id);
+    this.#life.emit('created', job);
     if (completed) this.#life.emit('complete', job);
     this.#ready(job);
     return created;
@@ -500,6 +501,7 @@ export class LocalEngine implements JobEngine {
       job.startedAt = this.#life.now();
       job.dirty = true;
       this.#sink.scheduleFlush(job);
+      this.#life.emit('started', job);
     }
     return task;
   }

@@ -17,4 +17,10 @@ export {
 } from './connection.js';
 export { type RedisLimitStore, redisLimits } from './redis-limits.js';
 export { type BullmqRunnerOptions, bullmqRunner, RUNNER_DEFAULTS } from './runner.js';
-export { createWorker, type FleetWorker, type FleetWorkerOptions, WORKER_DEFAULTS } from './worker.js';
+export {
+  createWorker,
+  type FleetWorker,
+  type FleetWorkerOptions,
+  WORKER_DEFAULTS,
+  type WorkerJobEvent,
+} from './worker.js';

@@ -216,9 +216,13 @@ class FleetJobs implements JobEngine {
     await writeStore('save the job', () =>
       this.#store.fleetCreate(record, emails, (jobs) => rules.admitJob(jobs), source?.rows),
     );
+    const created = snapshot(liveJobOf(record));
+    const events = this.#context.events;
+    if (events.has('created')) events.emit('created', created);
+    if (status === 'processing' && events.has('started')) events.emit('started', created);
     if (status === 'processing') await this.#queue.queueSoon(open, id);
     if (status === 'complete') await this.#announce(open, { event: 'complete', id });
-    return snapshot(liveJobOf(record));
+    return created;
   }
 
   async add(

@@ -9,7 +9,7 @@ import type { Queue, Job as QueueJob, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { exceptionResult, isResult } from '../bulk/job.js';
 import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
-import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
+import type { BulkVerifier, JobRecord, StoredRetry } from '../bulk/types.js';
 import { type ErrorCode, isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import { integerOption } from '../option-fields.js';
 import type { VerifyOptions } from '../options.js';
@@ -68,6 +68,21 @@ export interface FleetWorkerOptions extends FleetOptions {
    * @default none
    */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Told what this worker did to a job: a chunk committed (`chunk`), the commit that made the job `complete`,
+   * or the job failed by this worker (`failed`). It must not throw; what it throws is ignored. @default none
+   */
+  readonly onJob?: (event: WorkerJobEvent) => void;
+}
+
+/** What {@link FleetWorkerOptions.onJob} is told. */
+export interface WorkerJobEvent {
+  /** `chunk`: results committed; `complete`: that commit completed the job; `failed`: this worker failed it. */
+  readonly event: 'chunk' | 'complete' | 'failed';
+  /** The job as the store has it after the event (its counts, total and times). */
+  readonly record: JobRecord;
+  /** Results this chunk wrote (0 for `failed`). */
+  readonly written: number;
 }
 
 /** A running fleet worker. */
@@ -169,6 +184,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     retries,
     bullmq,
     onError,
+    options.onJob,
   );
   const settings = {
     connection: keys.redis,
@@ -259,7 +275,17 @@ class ChunkRun {
     private readonly retries: Queue,
     private readonly bullmq: BullMq,
     private readonly onError: (error: unknown) => void,
+    private readonly onJob: ((event: WorkerJobEvent) => void) | undefined,
   ) {}
+
+  /** Tells `onJob`, if any; what it throws is ignored. */
+  tell(event: WorkerJobEvent): void {
+    try {
+      this.onJob?.(event);
+    } catch {
+      // an observer's failure is not the chunk's
+    }
+  }
 
   #stopped = false;
 
@@ -314,6 +340,7 @@ class ChunkRun {
         this.store.fleetFail(id, { code: error.code, message: error.message }, Date.now()),
       );
       if (failed === undefined) return;
+      this.tell({ event: 'failed', record: failed, written: 0 });
       await publish(this.client, this.keys.events, { event: 'failed', id }).catch(this.onError);
       await forgetJobChunks(this.bullmq, this.client, this.keys, id).catch(this.onError);
     }
@@ -361,6 +388,9 @@ class ChunkRun {
       this.store.fleetCommit(data.job, positions, finals, waits, Date.now()),
     );
     if (committed === undefined) return;
+    this.tell({ event: 'chunk', record: committed.record, written: committed.written });
+    if (committed.completed)
+      this.tell({ event: 'complete', record: committed.record, written: committed.written });
     // A job finished meanwhile made these positions final in the commit: nothing to retry.
     if (waits.length > 0 && committed.record.greylistDelaysMs.length > 0)
       await this.scheduleRetries(data, todo, waits, attempts);

@@ -8,6 +8,8 @@ import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
 import { keysFromEnv } from '../http/auth.js';
 import { createServer, type RunningServer } from '../http/node.js';
+import { httpErrorLog, requestLog } from '../http/request-log.js';
+import { errorFields } from '../io/log-text.js';
 import type { MailvetMetrics } from '../metrics/registry.js';
 import type { MetricsServer } from '../metrics/server.js';
 import { createVerifier, type Verifier } from '../verifier.js';
@@ -27,7 +29,10 @@ import { checkFleetRedis, FLEET_FLAGS, type FleetChoice, fleetChoiceOf, fleetPla
 import { greylistDelaysOf } from './greylist.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
+import { logJobs, workerJobLog } from './job-log.js';
 import { KNOWN_RESULTS_FLAGS, knownResultsChoiceOf, openKnownResults } from './known-results.js';
+import { LOG_FLAGS, logSettingsOf, shutdownTimeoutMsOf } from './log-settings.js';
+import type { CliLogger } from './logger.js';
 import {
   createProcessMetrics,
   type ListedJobStore,
@@ -41,6 +46,7 @@ import {
   watchRedis,
 } from './metrics.js';
 import { optionsUsageError } from './options-error.js';
+import { logWarning, serviceLogger, stopSignal } from './service-log.js';
 import {
   apiKeysOf,
   damageWarnings,
@@ -96,6 +102,7 @@ const FLAGS: readonly FlagSpec[] = [
     description:
       'with --redis: this process also works as a worker of the fleet (with the verification flags)',
   },
+  ...LOG_FLAGS,
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
@@ -104,7 +111,7 @@ const FLAGS: readonly FlagSpec[] = [
 function webhookOptionsOf(
   choice: WebhookChoice,
   resolver: Resolver | undefined,
-  io: CliIo,
+  logger: CliLogger,
   metrics: MailvetMetrics | undefined,
 ) {
   return {
@@ -116,9 +123,22 @@ function webhookOptionsOf(
     // What the tenant is not told (the address a host resolved to, a raw transport error) goes to the log.
     onDetail: (detail: WebhookServerDetail) => {
       const job = detail.jobId === null ? '' : ` (job ${detail.jobId})`;
-      io.stderr.write(`mailvet: webhook${job}: ${detail.detail}\n`);
+      logger.log.warn({ job_id: detail.jobId, host: detail.host }, `webhook${job}: ${detail.detail}`);
     },
     ...(resolver === undefined ? {} : { resolver }),
+  };
+}
+
+/** The request log, and the HTTP series of `metrics` when they are on: both are told about every request. */
+function withMetrics(
+  log: ReturnType<typeof requestLog>,
+  metrics: MailvetMetrics | undefined,
+): ReturnType<typeof requestLog> {
+  if (metrics === undefined) return log;
+  const count = metrics.onRequest;
+  return (record, request) => {
+    log(record, request);
+    count(record);
   };
 }
 
@@ -184,7 +204,7 @@ async function fleetWorker(
   fleet: FleetChoice,
   store: FleetJobStore,
   verifier: Verifier,
-  io: CliIo,
+  logger: CliLogger,
 ): Promise<{ close(): Promise<void> }> {
   const { createWorker } = await import('../bullmq/index.js');
   return createWorker({
@@ -193,8 +213,9 @@ async function fleetWorker(
     store,
     verifier,
     onError: (error) => {
-      io.stderr.write(`mailvet worker: ${error instanceof Error ? error.message : String(error)}\n`);
+      logger.log.error({ error: errorFields(error, logger.addresses) }, 'worker error');
     },
+    onJob: workerJobLog(logger),
   });
 }
 
@@ -232,7 +253,10 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const knownChoice = knownResultsChoiceOf(args, io.env, storeChoice, fleet !== undefined);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
+  const logSettings = logSettingsOf(args, io.env, io.stdoutIsTTY === true);
+  const shutdownTimeoutMs = shutdownTimeoutMsOf(args, io.env);
   if (fleet !== undefined) await checkFleetRedis(fleet); // one clear line before anything is opened
+  const logger = serviceLogger(logSettings, io);
   const built = verifyOptionsOf(settings);
   const metrics = metricsChoice === undefined ? undefined : await createProcessMetrics();
   let store: Awaited<ReturnType<typeof openStore>>;
@@ -264,11 +288,14 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     built.close();
     throw optionsUsageError(error) ?? error;
   }
-  for (const warning of damageWarnings(store)) await write(io.stderr, warning);
+  for (const warning of damageWarnings(store)) logWarning(logger, warning);
   const runner = fleet === undefined ? undefined : await fleetRunner(fleet);
   // Usage and keys' limits: in the job store's database, on the fleet's Redis, or in this process.
   const usage = await serveUsage(store, fleet, (error) => {
-    io.stderr.write(`mailvet: usage counts not written yet (kept for the next try): ${String(error)}\n`);
+    logger.log.warn(
+      { error: errorFields(error, logger.addresses) },
+      'usage counts not written yet (kept for the next try)',
+    );
   });
   // With metrics, the memory store is made here: the job gauges read every tenant's jobs from it.
   const listed =
@@ -281,12 +308,19 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     ...(retentionMs === undefined ? {} : { retentionMs }),
     ...(greylistDelaysMs === undefined ? {} : { greylistRetry: { delaysMs: greylistDelaysMs } }),
   });
+  const stopLogging = logJobs(jobs, logger);
   let worker: { close(): Promise<void> } | undefined;
   let stopRedisPings: (() => void) | undefined;
   const release = async (): Promise<void> => {
     stopRedisPings?.();
     await worker?.close().catch(() => {});
-    await jobs.close().catch(() => {});
+    // A durable store's unfinished jobs stay as they are and their leases are released: the next start resumes them.
+    await jobs
+      .close()
+      .catch((error: unknown) =>
+        logger.log.error({ error: errorFields(error, logger.addresses) }, 'closing the jobs failed'),
+      );
+    stopLogging();
     await usage.close().catch(() => {});
     await verifier.dispose();
     known?.close();
@@ -294,7 +328,8 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   };
   try {
     await jobs.opened(); // unfinished jobs of a durable store resume now
-    if (fleet !== undefined && work) worker = await fleetWorker(fleet, store as FleetJobStore, verifier, io);
+    if (fleet !== undefined && work)
+      worker = await fleetWorker(fleet, store as FleetJobStore, verifier, logger);
     if (metrics !== undefined) {
       if (listed !== undefined) watchJobs(metrics, jobs, listed);
       if (fleet !== undefined) stopRedisPings = await watchRedis(metrics, fleet);
@@ -317,19 +352,15 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       usage: { store: usage.store, meter: usage.meter, limits: usage.limits },
       ...(webhooks === undefined
         ? {}
-        : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, io, metrics) }),
-      ...(metrics === undefined ? {} : { onRequest: metrics.onRequest }),
+        : { webhooks: webhookOptionsOf(webhooks, built.options.resolver, logger, metrics) }),
       ...(metrics !== undefined && metricsChoice?.onApi ? { metrics: () => metrics.exposition() } : {}),
       console: !args.flag('no-console'),
       ...(diagnostics
         ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
         : {}),
-      logger: {
-        error: (message, details) => {
-          const reason = details.error instanceof Error ? details.error.message : String(details.error);
-          io.stderr.write(`mailvet: ${message} (request ${details.requestId}): ${reason}\n`);
-        },
-      },
+      logger: httpErrorLog(logger.log, { addresses: logger.addresses }),
+      onRequest: withMetrics(requestLog(logger.log, { addresses: logger.addresses }), metrics),
+      shutdownTimeoutMs,
     });
   } catch (error) {
     await release();
@@ -355,22 +386,25 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     }
   }
   const helo = heloWarning(settings, io.hostname);
-  if (helo !== undefined) await write(io.stderr, helo);
-  for (const warning of webhooks?.warnings ?? []) await write(io.stderr, warning);
+  if (helo !== undefined) logWarning(logger, helo);
+  for (const warning of webhooks?.warnings ?? []) logWarning(logger, warning);
 
-  await write(
-    io.stdout,
-    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}${store === undefined ? '' : ' and the stored keys'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it\n`,
+  logger.log.info(
+    { url: running.url },
+    `mailvet API listening on ${running.url} (${apiKeys.length} API key${apiKeys.length === 1 ? '' : 's'}${store === undefined ? '' : ' and the stored keys'}; jobs ${storePlace(storeChoice)}${fleet === undefined ? '' : `, verified by the fleet on ${fleetPlace(fleet)}${work ? ' (this process works too)' : ''}`}); Ctrl-C stops it`,
   );
-  if (metricsServer !== undefined) await write(io.stdout, `mailvet metrics on ${metricsServer.url}\n`);
-  await new Promise<void>((resolve) => {
-    if (io.signal === undefined) return;
-    if (io.signal.aborted) resolve();
-    else io.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  if (metricsServer !== undefined)
+    logger.log.info({ url: metricsServer.url }, `mailvet metrics on ${metricsServer.url}`);
+  await stopSignal(io);
+  logger.log.info(
+    { shutdown_timeout_ms: shutdownTimeoutMs },
+    'mailvet API stopping: no new connections; requests in flight finish',
+  );
   await metricsServer?.close();
+  // Stops accepting, ends event streams, lets requests in flight finish (cut after shutdownTimeoutMs).
   await running.close();
   await release();
-  await write(io.stdout, 'mailvet API stopped\n');
+  logger.log.info('mailvet API stopped');
+  await logger.flush();
   return EXIT.ok;
 }

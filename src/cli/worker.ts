@@ -4,6 +4,7 @@
  */
 import { isIP } from 'node:net';
 import type { FleetJobStore } from '../bulk/runner.js';
+import { errorFields } from '../io/log-text.js';
 import { tcpTransport } from '../smtp/tcp.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, parseArgs } from './args.js';
@@ -11,6 +12,8 @@ import { integer, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './
 import { FLEET_FLAGS, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { workerJobLog } from './job-log.js';
+import { LOG_FLAGS, logSettingsOf, shutdownTimeoutMsOf } from './log-settings.js';
 import {
   createProcessMetrics,
   listenForMetrics,
@@ -20,6 +23,7 @@ import {
   watchRedis,
 } from './metrics.js';
 import { optionsUsageError } from './options-error.js';
+import { logWarning, serviceLogger, stopSignal, within } from './service-log.js';
 import { openStore, STORE_FLAGS, storeChoiceOf, storeCliError, storePlace } from './store.js';
 
 const FLAGS: readonly FlagSpec[] = [
@@ -46,6 +50,7 @@ const FLAGS: readonly FlagSpec[] = [
   },
   { name: 'id', type: 'string', value: '<id>', description: "this worker's id (default host-pid-random)" },
   ...METRICS_LISTENER_FLAGS,
+  ...LOG_FLAGS,
   ...VERIFY_FLAGS,
   { name: 'help', short: 'h', type: 'boolean', description: 'show this help' },
 ];
@@ -55,7 +60,8 @@ export const WORKER_HELP = `Usage: mailvet worker --redis <redis://...> --store 
 
 Runs a worker of a fleet until Ctrl-C or SIGTERM: it takes chunks of bulk jobs from the queue (BullMQ on Redis),
 verifies them and writes the results to PostgreSQL. API nodes are \`mailvet serve --redis ... --store ...\`.
-On SIGTERM it takes no more chunks and finishes those it has. See docs/scaling.md.
+On SIGTERM it takes no more chunks and finishes those it has (for at most --shutdown-timeout seconds; another
+worker takes an unfinished chunk over). It logs to standard output (see docs/operations.md). See docs/scaling.md.
 
 Flags:
 ${flagHelp(FLAGS)}
@@ -103,6 +109,8 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
     );
   }
   const metricsChoice = metricsChoiceOf(args, io.env, false);
+  const logSettings = logSettingsOf(args, io.env, io.stdoutIsTTY === true);
+  const shutdownTimeoutMs = shutdownTimeoutMsOf(args, io.env);
   const built = verifyOptionsOf(settings);
   const metrics = metricsChoice === undefined ? undefined : await createProcessMetrics();
   const options = observedOptions(
@@ -129,6 +137,7 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
     await release();
     throw error;
   }
+  const logger = serviceLogger(logSettings, io);
   const { createWorker } = await import('../bullmq/index.js');
   let worker: Awaited<ReturnType<typeof createWorker>>;
   try {
@@ -141,8 +150,9 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
       ...(lockMs === undefined ? {} : { lockMs }),
       ...(id === undefined ? {} : { id: id.value }),
       onError: (error) => {
-        io.stderr.write(`mailvet worker: ${error instanceof Error ? error.message : String(error)}\n`);
+        logger.log.error({ error: errorFields(error, logger.addresses) }, 'worker error');
       },
+      onJob: workerJobLog(logger),
     });
   } catch (error) {
     await store.close?.();
@@ -172,27 +182,35 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
     }
   }
   const helo = heloWarning(settings, io.hostname);
-  if (helo !== undefined) await write(io.stderr, helo);
-  await write(
-    io.stdout,
-    `mailvet worker ${worker.id} taking chunks from ${fleetPlace(fleet)} (jobs ${storePlace(storeChoice)}); Ctrl-C stops it\n`,
+  if (helo !== undefined) logWarning(logger, helo);
+  logger.log.info(
+    { worker_id: worker.id },
+    `mailvet worker ${worker.id} taking chunks from ${fleetPlace(fleet)} (jobs ${storePlace(storeChoice)}); Ctrl-C stops it`,
   );
-  if (metricsServer !== undefined) await write(io.stdout, `mailvet metrics on ${metricsServer.url}\n`);
-  await new Promise<void>((resolve) => {
-    if (io.signal === undefined) return;
-    if (io.signal.aborted) resolve();
-    else io.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  if (metricsServer !== undefined)
+    logger.log.info({ url: metricsServer.url }, `mailvet metrics on ${metricsServer.url}`);
+  await stopSignal(io);
+  logger.log.info(
+    { worker_id: worker.id, shutdown_timeout_ms: shutdownTimeoutMs },
+    'mailvet worker stopping: no new chunks; chunks in flight finish',
+  );
   await metricsServer?.close();
   stopRedisPings?.();
-  await worker.close();
+  if (!(await within(worker.close(), shutdownTimeoutMs))) {
+    logger.log.warn(
+      { worker_id: worker.id },
+      'chunks in flight did not finish within the shutdown timeout: their locks expire and another worker takes them',
+    );
+  }
   try {
     await store.close?.();
   } catch (error) {
+    await logger.flush();
     throw storeCliError(error);
   } finally {
     await release();
   }
-  await write(io.stdout, 'mailvet worker stopped\n');
+  logger.log.info({ worker_id: worker.id }, 'mailvet worker stopped');
+  await logger.flush();
   return EXIT.ok;
 }

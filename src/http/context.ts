@@ -45,6 +45,16 @@ export interface Services {
   readonly keyLimits: KeyLimits;
   /** Makes the exposition of `GET /metrics`; `undefined` while the route is off. */
   readonly metrics: MetricsSource | undefined;
+  /** The live streams (job events), each by the function that ends it: a server that drains ends them all. */
+  readonly streams: LiveStreams;
+}
+
+/** The live streams of a handler: ended when the server shuts down (see `Handler.drain`). */
+export interface LiveStreams {
+  /** True once the handler drains: a new stream ends at once. */
+  readonly draining: boolean;
+  /** Adds a stream's `end`; returns the function that removes it (when the stream ends by itself). */
+  add(end: () => void): () => void;
 }
 
 /** One request, after routing and authentication. */

@@ -89,6 +89,8 @@ export const jobEvents: Operation = async (context) => {
   }
   const current = job;
   const signal = context.request.signal;
+  const streams = context.services.streams;
+  let forget = (): void => {};
   let timer: ReturnType<typeof setInterval> | undefined;
   let sent = seen;
   let done = false;
@@ -101,6 +103,7 @@ export const jobEvents: Operation = async (context) => {
         release();
         clearInterval(timer);
         signal.removeEventListener('abort', stop);
+        forget();
         try {
           controller.close();
         } catch {
@@ -128,8 +131,10 @@ export const jobEvents: Operation = async (context) => {
       }
       for (const [event, next] of queued.splice(0)) push(event, next);
       if (done) return;
-      if (signal.aborted) return stop();
+      if (signal.aborted || streams.draining) return stop();
       signal.addEventListener('abort', stop, { once: true });
+      // A server that shuts down ends the stream (the client reconnects with Last-Event-ID, elsewhere or later).
+      forget = streams.add(stop);
       timer = setInterval(() => {
         controller.enqueue(encoder.encode(': heartbeat\n\n'));
         jobs.get(id, access).then(

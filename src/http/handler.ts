@@ -13,12 +13,12 @@ import { type Authenticate, bearerKeys, keysFromEnv } from './auth.js';
 import { addEmails, createJob, deleteJob, finishJob, getJob, listJobs, startJob } from './bulk-routes.js';
 import { ByteReservations } from './byte-reservations.js';
 import { consoleResponse, isConsolePath, readConsole } from './console.js';
-import type { Context, Operation, Services } from './context.js';
+import type { Context, LiveStreams, Operation, Services } from './context.js';
 import { type DiagnosticsRouteOptions, diagnosticsRunner, getDiagnostics } from './diagnostics-route.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { DEFAULT_HEARTBEAT_MS, jobEvents } from './events-route.js';
 import { keyRateOf, takeKeyRequest } from './key-limits.js';
-import { clientAddressOf, isLightRequest, targetOf } from './light.js';
+import { clientAddressOf, isLightRequest, lightParts, targetOf } from './light.js';
 import { type HttpLimits, resolveLimits } from './limits.js';
 import { getMetrics, metricsSourceOf } from './metrics-route.js';
 import type { MetricsSource } from './metrics-source.js';
@@ -131,6 +131,11 @@ export interface Handler {
    * handler made them. Idempotent.
    */
   close(): Promise<void>;
+  /**
+   * Ends the live streams (`GET /v1/bulk/{id}/events`) so that they do not hold a server that shuts down; other
+   * requests are still answered. Call it when the server stops accepting connections. Idempotent.
+   */
+  drain(): void;
 }
 
 const OPERATIONS: Readonly<Record<OperationId, Operation>> = {
@@ -225,6 +230,37 @@ interface Seen {
   keyId: string | undefined;
 }
 
+/** The handler's {@link LiveStreams}, with `drain()` that ends them all and every later one. */
+function liveStreams(): LiveStreams & { drain(): void } {
+  const ends = new Set<() => void>();
+  let draining = false;
+  return {
+    get draining() {
+      return draining;
+    },
+    add(end) {
+      ends.add(end);
+      return () => {
+        ends.delete(end);
+      };
+    },
+    drain() {
+      draining = true;
+      for (const end of [...ends]) end();
+      ends.clear();
+    },
+  };
+}
+
+/**
+ * A header of `response`, read from a lightweight response's own record without building its `Headers` (which
+ * would take it off the Node listener's fast path).
+ */
+function headerOf(response: Response, name: string): string | null {
+  const light = lightParts(response);
+  return light === undefined ? response.headers.get(name) : (light.headers[name] ?? null);
+}
+
 function isV1(pathname: string): boolean {
   return pathname === '/v1' || pathname.startsWith('/v1/');
 }
@@ -281,6 +317,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     options.webhooks === undefined
       ? undefined
       : createHttpWebhooks(jobs, options.webhooks, options.authenticate === undefined);
+  const streams = liveStreams();
   const services: Services = {
     verifier,
     jobs,
@@ -294,6 +331,7 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     usage: { meter: usage.meter, store: usage.store },
     keyLimits: { store: usage.limits, clock: options.clock ?? Date.now },
     metrics: metricsSourceOf(options.metrics),
+    streams,
   };
   const limiting = limits.requestsPerSecond !== Number.POSITIVE_INFINITY;
   const router = createRouter(ROUTES);
@@ -413,18 +451,21 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   ): Promise<Response> {
     const started = performance.now();
     const response = await answer(request, seen);
-    const length = response.headers.get('content-length');
+    const length = headerOf(response, 'content-length');
     try {
-      observer({
-        requestId: response.headers.get(REQUEST_ID_HEADER) ?? '',
-        method: request.method,
-        route: seen.route,
-        status: response.status,
-        durationMs: performance.now() - started,
-        bytes: length === null ? undefined : Number(length),
-        tenant: seen.tenant,
-        keyId: seen.keyId,
-      });
+      observer(
+        {
+          requestId: headerOf(response, REQUEST_ID_HEADER) ?? '',
+          method: request.method,
+          route: seen.route,
+          status: response.status,
+          durationMs: performance.now() - started,
+          bytes: length === null ? undefined : Number(length),
+          tenant: seen.tenant,
+          keyId: seen.keyId,
+        },
+        request,
+      );
     } catch {
       // An observer's failure must not change the answer.
     }
@@ -441,9 +482,13 @@ export function createHandler(options: HandlerOptions = {}): Handler {
     return tracedRequest(api, request, seen, inner);
   };
   return Object.assign(handler, {
+    drain() {
+      streams.drain();
+    },
     async close() {
       if (closed) return;
       closed = true;
+      streams.drain();
       await ownJobs?.close();
       if (usage.ownMeter) await usage.meter.close().catch(() => undefined);
       await webhooks?.close();

@@ -17,6 +17,7 @@ import { createHandler, type Handler, type HandlerOptions } from './handler.js';
 import { type HeaderSource, lightHeaders, lightParts, lightRequest, type RequestSource } from './light.js';
 import { resolveLimits } from './limits.js';
 import { randomRequestId } from './request-id.js';
+import type { RequestObserver, RequestRecord } from './request-record.js';
 import { serializedBody } from './response.js';
 
 /** A fetch-style handler, as `createHandler` makes (any other works too). */
@@ -29,6 +30,11 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 export interface NodeListenerOptions {
   /** Receives errors of handlers that reject (the client gets a 500 `internal_error`). @default console.error */
   readonly logger?: HttpLogger;
+  /**
+   * Told, for each request the handler answered, the body bytes written once its response ended (or its
+   * connection closed first). It must not throw. @default none
+   */
+  readonly onWritten?: (request: Request, bytes: number) => void;
 }
 
 const HOST = /^[A-Za-z0-9.\-:[\]]{1,255}$/;
@@ -235,48 +241,55 @@ function drainedOrClosed(res: ServerResponse): Promise<void> {
 }
 
 /**
- * Writes `response` to `res`: at once (no promise, unless the rest of the request body must be drained) when its
- * body is known text or absent; otherwise streamed by {@link streamBody}, whose promise is returned.
+ * Writes `response` to `res` and answers the body bytes written: at once (a number, unless the rest of the request
+ * body must be drained) when its body is known text or absent; otherwise streamed by {@link streamBody}, whose
+ * promise is returned.
  */
 function writeResponse(
   response: Response,
   req: IncomingMessage,
   res: ServerResponse,
-): Promise<void> | undefined {
+): Promise<number> | number {
   const light = lightParts(response);
   const headers: Record<string, string | string[]> = light?.headers ?? nodeHeaders(response.headers);
   const text = light?.text ?? serializedBody(response);
   if (text === undefined && response.body !== null)
     return streamBody(response.body, response.status, headers, req, res);
   const body = text ?? ''; // no body: Node frames it (nothing at all for 204 and HEAD)
+  const bytes = text === undefined || req.method === 'HEAD' ? 0 : Buffer.byteLength(body);
   if (text !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
   res.writeHead(response.status, headers);
   if (req.complete) {
     res.end(body);
-    return undefined;
+    return bytes;
   }
   res.write(body);
-  return finish(req, res);
+  return finish(req, res).then(() => bytes);
 }
 
-/** Writes a response whose body is a stream: chunk by chunk, waiting for `drain` when asked to. */
+/**
+ * Writes a response whose body is a stream: chunk by chunk, waiting for `drain` when asked to. Resolves with the
+ * body bytes written.
+ */
 async function streamBody(
   body: ReadableStream<Uint8Array>,
   status: number,
   headers: Record<string, string | string[]>,
   req: IncomingMessage,
   res: ServerResponse,
-): Promise<void> {
+): Promise<number> {
   res.writeHead(status, headers);
   const reader = body.getReader();
+  let bytes = 0;
   try {
     for (;;) {
       if (res.destroyed) {
         await reader.cancel();
-        return;
+        return bytes;
       }
       const { done, value } = await reader.read();
       if (done) break;
+      bytes += value.byteLength;
       if (!res.write(value)) await drainedOrClosed(res);
     }
     await finish(req, res);
@@ -285,6 +298,7 @@ async function streamBody(
     res.destroy(error instanceof Error ? error : new Error(String(error)));
     await reader.cancel().catch(() => undefined);
   }
+  return bytes;
 }
 
 /**
@@ -299,13 +313,24 @@ async function streamBody(
  */
 export function toNodeListener(handler: FetchHandler, options: NodeListenerOptions = {}): NodeListener {
   const logger = options.logger ?? consoleLogger;
+  const onWritten = options.onWritten;
   const failed = (error: unknown, res: ServerResponse): void => {
     logger.error('writing a response failed', { requestId: '', error });
     res.destroy();
   };
-  const write = (response: Response, req: IncomingMessage, res: ServerResponse): void => {
+  const write = (response: Response, req: IncomingMessage, res: ServerResponse, request?: Request): void => {
     try {
-      writeResponse(response, req, res)?.catch((error: unknown) => failed(error, res));
+      const written = writeResponse(response, req, res);
+      if (typeof written === 'number') {
+        if (onWritten !== undefined && request !== undefined) onWritten(request, written);
+        return;
+      }
+      written.then(
+        (bytes) => {
+          if (onWritten !== undefined && request !== undefined) onWritten(request, bytes);
+        },
+        (error: unknown) => failed(error, res),
+      );
     } catch (error) {
       failed(error, res);
     }
@@ -314,8 +339,9 @@ export function toNodeListener(handler: FetchHandler, options: NodeListenerOptio
     write(errorResponse(error, randomRequestId(), logger), req, res);
   return (req, res) => {
     let answer: Promise<Response>;
+    let request: Request;
     try {
-      const request = lightRequest(new NodeRequestSource(req, res));
+      request = lightRequest(new NodeRequestSource(req, res));
       try {
         answer = Promise.resolve(handler(request));
       } catch (error) {
@@ -327,7 +353,7 @@ export function toNodeListener(handler: FetchHandler, options: NodeListenerOptio
       return;
     }
     answer.then(
-      (response) => write(response, req, res),
+      (response) => write(response, req, res, request),
       (error: unknown) => writeError(error, req, res),
     );
   };
@@ -365,6 +391,23 @@ function timeoutOption(value: unknown, name: string, fallback: number): number {
   return value;
 }
 
+/** Tells `observer` the record of `request`, with the bytes its response wrote. */
+function tellWritten(
+  records: WeakMap<Request, RequestRecord>,
+  observer: RequestObserver,
+  request: Request,
+  bytes: number,
+): void {
+  const record = records.get(request);
+  if (record === undefined) return;
+  records.delete(request);
+  try {
+    observer({ ...record, bytes }, request);
+  } catch {
+    // An observer's failure must not change the answer.
+  }
+}
+
 /** A running server. */
 export interface RunningServer {
   /** The `node:http` server. */
@@ -372,8 +415,8 @@ export interface RunningServer {
   /** Where it listens, e.g. `http://127.0.0.1:8080`. */
   readonly url: string;
   /**
-   * Stops accepting connections, lets requests in flight finish (up to `shutdownTimeoutMs`), then closes the
-   * handler it made. Idempotent.
+   * Stops accepting connections, ends live streams (job events), lets requests in flight finish (up to
+   * `shutdownTimeoutMs`), then closes the handler it made. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -410,12 +453,25 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
   if (given !== undefined && Object.keys(handlerOptions).length > 0) {
     throw new OptionsError('handler', 'cannot be combined with handler options');
   }
-  const owned: Handler | undefined = given === undefined ? createHandler(handlerOptions) : undefined;
+  const observer = handlerOptions.onRequest;
+  // The handler's records wait for their response's end, which adds the bytes written (one WeakMap entry per
+  // request in flight, only while someone observes).
+  const records = observer === undefined ? undefined : new WeakMap<Request, RequestRecord>();
+  const owned: Handler | undefined =
+    given === undefined
+      ? createHandler(
+          records === undefined
+            ? handlerOptions
+            : { ...handlerOptions, onRequest: (record, request) => records.set(request, record) },
+        )
+      : undefined;
   const handler = given ?? (owned as Handler);
-  const listener = toNodeListener(
-    handler,
-    handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger },
-  );
+  const listener = toNodeListener(handler, {
+    ...(handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger }),
+    ...(observer === undefined || records === undefined
+      ? {}
+      : { onWritten: (request: Request, bytes: number) => tellWritten(records, observer, request, bytes) }),
+  });
   let closing: Promise<void> | undefined;
   const server = createHttpServer(
     {
@@ -446,6 +502,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     close() {
       closing ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        (handler as Partial<Handler>).drain?.(); // live streams end now rather than hold the close
         server.closeIdleConnections();
         // A keep-alive connection is closed soon after its response is done (a sweep, rather than a listener
         // on every response of the server's life).

@@ -19,7 +19,10 @@ export interface RequestRecord {
   readonly status: number;
   /** Milliseconds from the request's arrival at the handler to its response (headers) being ready. */
   readonly durationMs: number;
-  /** The response body's length from its `content-length`, when known (a stream has none). */
+  /**
+   * The response body's length: from its `content-length` when known to the handler (a stream has none); the
+   * bytes written, for every response, when `createServer` serves it.
+   */
   readonly bytes: number | undefined;
   /** The tenant the request acted for, when it was authenticated. */
   readonly tenant: string | undefined;
@@ -27,5 +30,8 @@ export interface RequestRecord {
   readonly keyId: string | undefined;
 }
 
-/** Receives one {@link RequestRecord} per answered request. It must not throw; an error it throws is ignored. */
-export type RequestObserver = (record: RequestRecord) => void;
+/**
+ * Receives one {@link RequestRecord} per answered request, with the request itself (to read what a record never
+ * carries, such as a query parameter an operator chose to log). It must not throw; an error it throws is ignored.
+ */
+export type RequestObserver = (record: RequestRecord, request: Request) => void;

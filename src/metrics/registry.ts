@@ -6,7 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { MetricsExposition } from '../http/metrics-source.js';
-import type { RequestObserver } from '../http/request-record.js';
+import type { RequestRecord } from '../http/request-record.js';
 import type { DnsCounters, SmtpCounters, VerifierObserver } from '../observer.js';
 import type { QueryObserver } from '../postgres/observed-driver.js';
 import type { WebhookLog } from '../webhooks/log.js';
@@ -60,7 +60,7 @@ export interface MailvetMetrics {
   /** The `observer` option of the verifier: verifications, and the DNS cache's and SMTP pool's counters. */
   readonly observer: VerifierObserver;
   /** The `onRequest` option of the HTTP handler: requests by method, route template and status, durations. */
-  readonly onRequest: RequestObserver;
+  readonly onRequest: (record: RequestRecord) => void;
   /** The `onQuery` option of the job store: its round trips and errors. */
   readonly onQuery: QueryObserver;
   /** `inner` (the webhook delivery log) with each attempt counted by outcome. */

@@ -28,34 +28,39 @@ afterAll(async () => {
   await dir.remove();
 });
 
-/** Starts a spawned server; resolves with its URL, a way to wait for a stderr line, and stop(). */
+/** The log lines (JSON, on standard output) printed so far. */
+function logLines(stdout: string): { level: string; msg: string }[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.endsWith('}'))
+    .map((line) => JSON.parse(line) as { level: string; msg: string });
+}
+
+/** Starts a spawned server; resolves with its URL, a way to wait for a log message, and stop(). */
 async function serve(args: string[], env: Record<string, string>) {
   const server = start(['serve', '--port', '0', ...args], { env });
-  let stderr = '';
   const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  server.child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    for (const wait of [...waiting]) {
-      const line = stderr.split('\n').find((each) => wait.pattern.test(each));
-      if (line !== undefined) {
-        waiting.splice(waiting.indexOf(wait), 1);
-        wait.resolve(line);
-      }
-    }
-  });
   const listening = deferred<string>();
   server.child.stdout.on('data', () => {
     const url = /listening on (http:\/\/\S+)/.exec(server.stdout())?.[1];
     if (url !== undefined) listening.resolve(url);
+    for (const wait of [...waiting]) {
+      const line = logLines(server.stdout()).find((each) => wait.pattern.test(each.msg));
+      if (line !== undefined) {
+        waiting.splice(waiting.indexOf(wait), 1);
+        wait.resolve(line.msg);
+      }
+    }
   });
   void server.exited.then((exit) => listening.reject(new Error(`exited ${exit.code}: ${exit.stderr}`)));
   const url = await listening.promise;
   return {
     url,
-    stderr: () => stderr,
+    /** The messages of the `warn` lines logged so far. */
+    warnings: () => logLines(server.stdout()).flatMap((line) => (line.level === 'warn' ? [line.msg] : [])),
     line(pattern: RegExp): Promise<string> {
-      const found = stderr.split('\n').find((each) => pattern.test(each));
-      if (found !== undefined) return Promise.resolve(found);
+      const found = logLines(server.stdout()).find((each) => pattern.test(each.msg));
+      if (found !== undefined) return Promise.resolve(found.msg);
       const line = deferred<string>();
       waiting.push({ pattern, resolve: line.resolve });
       return line.promise;
@@ -119,7 +124,7 @@ describe('mailvet serve webhooks (spawned)', () => {
       const forged = await fromA;
       expect(forged.verified).toBe(false);
       expect(() => new Webhook(SECRET_A).verify(forged.body, forged.headers)).not.toThrow();
-      expect(server.stderr()).not.toContain('warning');
+      expect(server.warnings()).toEqual([]);
 
       // A receiver that is not there: the tenant's log says so in general terms, the server's log says how.
       const closed = await freePort();
@@ -155,16 +160,18 @@ describe('mailvet serve webhooks (spawned)', () => {
           "the webhook host intranet.corp.test is not publicly routable; the server's operator can open its range with --webhook-allow-address",
       });
       expect(await server.line(/webhook: the webhook host intranet\.corp\.test resolves to/)).toBe(
-        'mailvet: webhook: the webhook host intranet.corp.test resolves to 10.20.30.40 (10.0.0.0/8 private use)',
+        'webhook: the webhook host intranet.corp.test resolves to 10.20.30.40 (10.0.0.0/8 private use)',
       );
       const http = await createJob(server.url, 'key-b', { url: 'http://hooks.example/hook' });
       expect(http.status).toBe(422);
       expect(((await http.json()) as { error: { message: string } }).error.message).toContain(
         'can accept http: with --allow-http-webhooks',
       );
-      expect(server.stderr()).toContain(
-        'mailvet: warning: MAILVET_WEBHOOK_SECRETS signs the webhooks of 2 API keys alike',
-      );
+      expect(
+        server
+          .warnings()
+          .some((msg) => msg.startsWith('MAILVET_WEBHOOK_SECRETS signs the webhooks of 2 API keys alike')),
+      ).toBe(true);
     } finally {
       expect((await server.stop()).code).toBe(EXIT.ok);
       await dns.close();

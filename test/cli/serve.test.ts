@@ -8,7 +8,7 @@ describe('mailvet serve', () => {
   it('serves the API with the keys of MAILVET_API_KEYS, prints where it listens, and stops on the signal', async () => {
     const server = await serve(['--port', '0', '--no-dns'], { MAILVET_API_KEYS: 'key-one,key-two' });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(server.output()).toContain('(2 API keys; jobs in memory); Ctrl-C stops it\n');
+    expect(server.output()).toContain('(2 API keys; jobs in memory); Ctrl-C stops it"}\n');
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
     const denied = await fetch(`${server.url}/v1/verify?email=a@example.com`);
@@ -24,7 +24,7 @@ describe('mailvet serve', () => {
     });
     server.stop();
     expect(await server.exited).toBe(EXIT.ok);
-    expect(server.output()).toMatch(/mailvet API stopped\n$/);
+    expect(server.output()).toMatch(/"msg":"mailvet API stopped"}\n$/);
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
 

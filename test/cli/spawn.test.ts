@@ -230,6 +230,6 @@ describe('mailvet (spawned)', () => {
     server.child.kill('SIGTERM');
     const stopped = await server.exited;
     expect(stopped.code).toBe(EXIT.ok);
-    expect(stopped.stdout).toMatch(/mailvet API stopped\n$/);
+    expect(stopped.stdout).toMatch(/"msg":"mailvet API stopped"}\n$/);
   });
 });

@@ -111,7 +111,7 @@ describe('a running serve with --metrics-port and --metrics', () => {
     spawned.add(child);
     const { match } = await outputMatch(
       child,
-      /listening on (http:\S+)[^\n]*\nmailvet metrics on (http:\S+)/,
+      /listening on (http:[^\s"]+)[^\n]*\n[^\n]*mailvet metrics on (http:[^\s"]+)/,
     );
     const [api, listener] = [match[1]!, match[2]!];
     expect(listener).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
@@ -177,7 +177,7 @@ describe('a running serve with --metrics-port and --metrics', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     spawned.add(child);
-    const { match } = await outputMatch(child, /listening on (http:\S+)/);
+    const { match } = await outputMatch(child, /listening on (http:[^\s"]+)/);
     const response = await fetch(`${match[1]}/metrics`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(response.status).toBe(404);
     child.kill('SIGTERM');

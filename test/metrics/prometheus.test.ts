@@ -112,7 +112,7 @@ describe.skipIf(!enabled)('Prometheus scrapes serve and a worker', () => {
       const api = await started(
         process.execPath,
         [BIN, 'serve', '--port', '0', '--no-console', '--metrics-port', '0', ...fleet],
-        /listening on (http:\S+)[^\n]*\nmailvet metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/,
+        /listening on (http:[^\s"]+)[^\n]*\n[^\n]*mailvet metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/,
         { MAILVET_API_KEYS: KEY },
       );
       const worker = await started(

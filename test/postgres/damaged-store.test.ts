@@ -102,11 +102,14 @@ describe('a data directory whose results relation was truncated', () => {
       served.child.kill('SIGTERM');
     }
     const exit = await served.exited;
-    expect(exit.stderr).toMatch(
-      new RegExp(
-        `^mailvet: the job store is damaged: job ${jobId} is complete.*; its downloads fail part-way`,
-        'm',
-      ),
+    const warning = exit.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: string; msg: string })
+      .find((line) => line.msg.startsWith('the job store is damaged'));
+    expect(warning?.level).toBe('warn');
+    expect(warning?.msg).toMatch(
+      new RegExp(`^the job store is damaged: job ${jobId} is complete.*; its downloads fail part-way`),
     );
   }, 60_000);
 });

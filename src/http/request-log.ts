@@ -1,0 +1,108 @@
+/**
+ * The log lines of the HTTP API: one per answered request (from the handler's `onRequest` record, with the bytes
+ * the Node listener wrote), and one per error a client saw only as `internal_error`. Runtime-free: it writes to
+ * any logger with pino's `info` / `error` / `isLevelEnabled` shape (`mailvet serve` gives it pino).
+ * @module
+ */
+import { errorFields } from '../io/log-text.js';
+import type { HttpLogger } from './errors.js';
+import type { RequestObserver, RequestRecord } from './request-record.js';
+
+/** What the request log needs of a logger (a pino `Logger` has it). */
+export interface LineLogger {
+  /** Whether lines of `level` are written. */
+  isLevelEnabled(level: string): boolean;
+  /** Writes an `info` line: `fields` and the message. */
+  info(fields: object, message: string): void;
+  /** Writes an `error` line: `fields` and the message. */
+  error(fields: object, message: string): void;
+  /**
+   * Writes an `info` line whose fields come as ready JSON members (`"a":1,"b":"x"`), in the logger's own line
+   * format, straight to its destination: the request log's fast path (no object to walk). @default none: `info`
+   */
+  infoLine?(members: string, message: string): void;
+}
+
+/** Options of {@link requestLog} and {@link httpErrorLog}. */
+export interface RequestLogOptions {
+  /** Let lines carry email addresses (a `GET /v1/verify` line its `email`). @default false */
+  readonly addresses?: boolean;
+}
+
+/** The route whose `email` parameter a request line carries when addresses are on. */
+const VERIFY_ROUTE = '/v1/verify';
+
+/** The `email` query parameter of `request`, or `undefined` (a malformed target has none). */
+function emailOf(request: Request): string | undefined {
+  try {
+    return new URL(request.url).searchParams.get('email') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A number for a line (a non-finite one, which JSON has not, as `null`). */
+function numberOf(value: number | undefined): string {
+  return value === undefined || !Number.isFinite(value) ? 'null' : String(value);
+}
+
+/** The fields of a request's line as JSON members, the same as {@link fieldsOf} gives as an object. */
+function membersOf(record: RequestRecord): string {
+  return (
+    `"request_id":${JSON.stringify(record.requestId)},"method":${JSON.stringify(record.method)},` +
+    `"route":${record.route === null ? 'null' : JSON.stringify(record.route)},"status":${numberOf(record.status)},` +
+    `"duration_ms":${numberOf(Math.round(record.durationMs * 100) / 100)},"bytes":${numberOf(record.bytes)},` +
+    `"key_id":${record.keyId === undefined ? 'null' : JSON.stringify(record.keyId)}`
+  );
+}
+
+/** The fields of a request's line. */
+function fieldsOf(record: RequestRecord) {
+  return {
+    request_id: record.requestId,
+    method: record.method,
+    route: record.route,
+    status: record.status,
+    duration_ms: Math.round(record.durationMs * 100) / 100,
+    bytes: record.bytes ?? null,
+    key_id: record.keyId ?? null,
+  };
+}
+
+/**
+ * The `onRequest` observer that logs one `info` line per request (`msg`: `request`): `request_id` (the
+ * `Request-Id` the client got), `method`, `route` (the template, never the path), `status`, `duration_ms`,
+ * `bytes` and `key_id` (the key's public id; never the key nor its tenant). With `addresses` a `GET /v1/verify`
+ * line also carries its `email`. When `info` is off it does nothing: no object is built.
+ */
+export function requestLog(log: LineLogger, options: RequestLogOptions = {}): RequestObserver {
+  if (!log.isLevelEnabled('info')) return () => {};
+  if (options.addresses !== true) {
+    const infoLine = log.infoLine?.bind(log);
+    if (infoLine !== undefined) return (record) => infoLine(membersOf(record), 'request');
+    return (record) => log.info(fieldsOf(record), 'request');
+  }
+  return (record, request) => {
+    const email = record.route === VERIFY_ROUTE ? emailOf(request) : undefined;
+    log.info(email === undefined ? fieldsOf(record) : { ...fieldsOf(record), email }, 'request');
+  };
+}
+
+/**
+ * The handler's `logger`: an `error` line with the request id the client got and the error's name, code and
+ * message (addresses removed unless `addresses`). No stack: the request id finds the request's line.
+ */
+export function httpErrorLog(log: LineLogger, options: RequestLogOptions = {}): HttpLogger {
+  const addresses = options.addresses === true;
+  return {
+    error: (message, details) => {
+      log.error(
+        {
+          request_id: details.requestId === '' ? null : details.requestId,
+          error: errorFields(details.error, addresses),
+        },
+        message,
+      );
+    },
+  };
+}
