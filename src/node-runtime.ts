@@ -3,6 +3,7 @@
  * the core (verifier-core.ts, runtime.ts, checks) never imports this module, so it runs on any platform.
  * @module
  */
+import type { CachedResolverStats } from './dns/cached.js';
 import type { NodeResolverOptions } from './dns/node.js';
 import type { Resolver } from './dns/types.js';
 import type { PlatformDefaults } from './runtime.js';
@@ -44,8 +45,10 @@ function deferredTcpTransport(): Transport {
  * (nothing is cached before a lookup anyway). `options` are checked on the first lookup, which then rejects with
  * the `OptionsError`: callers that take servers from users (the CLI) validate them first.
  */
-export function deferredNodeResolver(options: NodeResolverOptions = {}): Resolver {
-  let resolver: Resolver | undefined;
+export function deferredNodeResolver(
+  options: NodeResolverOptions = {},
+): Resolver & { stats(): CachedResolverStats } {
+  let resolver: (Resolver & { stats(): CachedResolverStats }) | undefined;
   let loading: Promise<Resolver> | undefined;
   let closed = false;
   const ready = (): Promise<Resolver> => {
@@ -71,6 +74,8 @@ export function deferredNodeResolver(options: NodeResolverOptions = {}): Resolve
       return made.txt!(name, lookup);
     },
     peek: (kind, name) => resolver?.peek?.(kind, name),
+    // The cache's counters (a verifier's observer reads them): none until the resolver's code is loaded.
+    stats: () => resolver?.stats() ?? { hits: 0, misses: 0, coalesced: 0, size: 0 },
     close() {
       closed = true;
       resolver?.close?.();

@@ -69,6 +69,12 @@ describe('the deferred Node resolver', () => {
     resolver.close?.();
   });
 
+  it('has the counters a verifier observer reads (the DNS series of the metrics), all 0 before its code loads', () => {
+    const resolver = deferredNodeResolver({ servers: ['127.0.0.1:53'] });
+    expect(resolver.stats()).toEqual({ hits: 0, misses: 0, coalesced: 0, size: 0 });
+    resolver.close?.();
+  });
+
   it('rejects the first lookup with the OptionsError of bad options, not at construction', async () => {
     const resolver = deferredNodeResolver({ servers: ['not a server'] });
     await expect(resolver.mx('example.com')).rejects.toMatchObject({ name: 'OptionsError' });

@@ -57,7 +57,7 @@ describe('the metrics flags: bad input', () => {
   });
 
   it('--metrics without API keys', async () => {
-    await usage(['serve', '--metrics'], /--metrics needs an API key to hold the admin scope/, {});
+    await usage(['serve', '--metrics'], /serve needs API keys/, {});
   });
 
   it('MAILVET_METRICS that is not a switch, and --metrics on a worker', async () => {
