@@ -323,7 +323,7 @@ describe.skipIf(!available)('the console in Chromium', () => {
       .toBe(api[51]?.[0]);
     expect(await results.getByTestId('result-row').count()).toBe(50);
 
-    await later.getByRole('button', { name: 'Refresh' }).click();
+    await later.locator('#jobs').getByRole('button', { name: 'Refresh' }).click();
     await expect.poll(() => later.getByTestId('job-row').count()).toBeGreaterThan(0);
     // The finished job with its counts and downloads, and the jobs table under it.
     expect(await seriousViolations(later)).toEqual([]);
