@@ -208,13 +208,23 @@ async function logSince(path: string, offset: number): Promise<string> {
   }
 }
 
-async function sizeOf(path: string): Promise<number> {
-  const file = await open(path, 'r');
-  try {
-    return (await file.stat()).size;
-  } finally {
-    await file.close();
-  }
+/**
+ * The log's size once every session it shows has ended (as many `disconnect from` lines as `connect from`): smtpd
+ * writes a session's last line after the client has gone, so on a busy machine the line of an earlier session
+ * (the greeting probe's, a previous run's) can come late; taken before it, the offset would count it in this run.
+ */
+async function settledLogSize(path: string): Promise<number> {
+  const count = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0;
+  const settled = async () => {
+    const text = await logSince(path, 0);
+    const open = count(text, /smtpd\[\d+\]: connect from /g) - count(text, /smtpd\[\d+\]: disconnect from /g);
+    return open <= 0 && { size: Buffer.byteLength(text) };
+  };
+  const { size } = await waitFor(settled, {
+    what: "every earlier session's end in Postfix's log",
+    intervalMs: 50,
+  });
+  return size;
 }
 
 /**
@@ -230,7 +240,7 @@ export async function runAgainstPostfix(
 ): Promise<PostfixRunReport> {
   const dns = await startDnsServer(zoneOf(addresses));
   const wire: WireCounts = { connections: 0, rcpts: 0, replies421: 0, tooManyErrors: 0 };
-  const offset = await sizeOf(endpoint.maillog);
+  const offset = await settledLogSize(endpoint.maillog);
   const verifier = createVerifier({
     resolver: cachedResolver(nodeResolver({ servers: [dns.address] })),
     transport: countingTransport(tcpTransport(), wire),
