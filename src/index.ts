@@ -91,7 +91,7 @@ export {
   type UsageMeterOptions,
 } from './bulk/usage-meter.js';
 export { DEFAULT_CHECKS, listsCheck, mxCheck, smtpCheck, syntaxCheck, typoCheck } from './checks/index.js';
-export { createCheckState } from './checks/state.js';
+export { createCheckState, type KnownResultsCall } from './checks/state.js';
 export {
   type InvalidAddress,
   parseAddress,
@@ -165,7 +165,7 @@ export {
   type SmtpEvidence,
   type SmtpFailure,
 } from './errors.js';
-export { batchedKnownResults } from './known/batch.js';
+export { type BatchOptions, batchedKnownResults, MAX_BATCH } from './known/batch.js';
 export {
   MEMORY_KNOWN_DEFAULTS,
   type MemoryKnownResultsOptions,

@@ -19,6 +19,7 @@ export {
   type StoreKnownResults,
   type StoreKnownResultsOptions,
 } from './known-results.js';
+export type { QueryObserver } from './observed-driver.js';
 export { SQL_STORE_DEFAULTS } from './options.js';
 export { type PostgresStoreOptions, postgresStore } from './pg.js';
 export { type PgliteJobStore, type PgliteStoreOptions, pgliteStore } from './pglite.js';
