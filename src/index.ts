@@ -121,22 +121,6 @@ export {
   type CachedResolverStats,
   cachedResolver,
 } from './dns/cached.js';
-export {
-  type AddressGuard,
-  BLOCKED_IPV4,
-  BLOCKED_IPV6,
-  type BlockedRange,
-  type CidrRange,
-  createAddressGuard,
-  EMBEDDED_IPV4,
-  type GuardDecision,
-  type GuardReason,
-  type IpAddress,
-  isRoutable,
-  parseCidr,
-  parseCidrList,
-  parseIp,
-} from './dns/guard.js';
 export { type NodeResolver, type NodeResolverOptions, nodeResolver } from './dns/node.js';
 export { reverseName } from './dns/reverse.js';
 export type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './dns/types.js';
@@ -185,6 +169,22 @@ export {
   type KnownVerdict,
   knownKey,
 } from './known/types.js';
+export {
+  type AddressGuard,
+  BLOCKED_IPV4,
+  BLOCKED_IPV6,
+  type BlockedRange,
+  type CidrRange,
+  createAddressGuard,
+  EMBEDDED_IPV4,
+  type GuardDecision,
+  type GuardReason,
+  type IpAddress,
+  isRoutable,
+  parseCidr,
+  parseCidrList,
+  parseIp,
+} from './net/guard.js';
 export type { DnsCounters, SmtpCounters, VerifierObserver } from './observer.js';
 export {
   type BooleanField,

@@ -6,11 +6,11 @@
 import type { Check, ListOptions, ResolvedOptions } from './checks/types.js';
 import type { Resolver } from './contracts/dns.js';
 import type { TlsPolicy, Transport } from './contracts/smtp.js';
-import { parseCidrList } from './dns/guard.js';
 import { heloHostProblem, mailFromProblem } from './envelope-options.js';
 import { OptionsError } from './errors.js';
 import { type KnownResultsTtl, resolveKnownTtl } from './known/ttl.js';
 import { type KnownResults, MAX_NAMESPACE_LENGTH } from './known/types.js';
+import { parseCidrList } from './net/guard.js';
 import { observerOption, type VerifierObserver } from './observer.js';
 import {
   type BooleanField,

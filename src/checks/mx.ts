@@ -5,9 +5,9 @@
 
 import { watchOptionalAbort } from '../abort-watch.js';
 import type { DnsAnswer, MxRecord } from '../contracts/dns.js';
-import { type AddressGuard, createAddressGuard, type GuardDecision } from '../dns/guard.js';
-import { lookupName } from '../dns/name.js';
 import { DnsError } from '../errors.js';
+import { type AddressGuard, createAddressGuard, type GuardDecision } from '../net/guard.js';
+import { lookupName } from '../net/name.js';
 import { verdictOf } from '../result.js';
 import { weakMemo } from '../weak-memo.js';
 import type { Check, CheckOutcome, CheckState, MailHost } from './types.js';

@@ -6,7 +6,7 @@
 
 import { watchAbort } from '../abort-watch.js';
 import { DnsError } from '../errors.js';
-import { requireLookupName } from './name.js';
+import { requireLookupName } from '../net/name.js';
 
 /** The {@link DnsError} a lookup rejects with when its signal aborts. */
 export function abortedLookup(hostname: string, signal: AbortSignal): DnsError {

@@ -5,9 +5,9 @@
  */
 import { LRUCache } from 'lru-cache';
 import { DnsError, OptionsError } from '../errors.js';
+import { lookupName, requireLookupName } from '../net/name.js';
 import { integerOption } from '../option-fields.js';
 import { raceSignal } from './abort.js';
-import { lookupName, requireLookupName } from './name.js';
 import { requireReverseName } from './reverse.js';
 import type { DnsAnswer, LookupOptions, MxRecord, Resolver } from './types.js';
 

@@ -4,8 +4,8 @@
  * @module
  */
 import { DnsError } from '../errors.js';
-import { parseIp } from './guard.js';
-import { describeName } from './name.js';
+import { parseIp } from '../net/guard.js';
+import { describeName } from '../net/name.js';
 
 /** The address's labels, least significant first: four octets (IPv4) or 32 nibbles (IPv6), or `null`. */
 export function reversedLabels(address: string): string[] | null {

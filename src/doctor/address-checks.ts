@@ -3,9 +3,10 @@
  * FROM domain, and blocklists.
  * @module
  */
-import { parseIp } from '../dns/guard.js';
+
 import type { Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
+import { parseIp } from '../net/guard.js';
 import { queryBlocklist } from './blocklists.js';
 import { makeCheck } from './check.js';
 import { evaluateSpf } from './spf.js';

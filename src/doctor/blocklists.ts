@@ -4,10 +4,11 @@
  * means listed, NXDOMAIN means not listed, and the TXT record at the same name gives the reason.
  * @module
  */
-import { parseIp } from '../dns/guard.js';
+
 import { reversedLabels } from '../dns/reverse.js';
 import type { Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
+import { parseIp } from '../net/guard.js';
 
 /** One default blocklist, with where its usage terms are stated. */
 export interface BlocklistInfo {

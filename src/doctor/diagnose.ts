@@ -3,8 +3,9 @@
  * `mailvet doctor` and `GET /v1/diagnostics`.
  * @module
  */
-import { createAddressGuard } from '../dns/guard.js';
+
 import { nodeResolver } from '../dns/node.js';
+import { createAddressGuard } from '../net/guard.js';
 import { defaultHeloHost } from '../smtp/host.js';
 import { parseProxyUrl, socksTransport } from '../smtp/socks.js';
 import { tcpTransport } from '../smtp/tcp.js';

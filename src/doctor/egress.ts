@@ -3,7 +3,7 @@
  * (`250-mx.google.com at your service, [203.0.113.7]`, `250-... Hello [203.0.113.7]`).
  * @module
  */
-import { parseIp } from '../dns/guard.js';
+import { parseIp } from '../net/guard.js';
 
 const BRACKETED = /[[(](?:IPv6:)?([0-9A-Fa-f:.]{2,45})[\])]/g;
 

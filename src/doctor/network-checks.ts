@@ -3,9 +3,10 @@
  * reaches a mail server (`port25`), and which address the server saw (`egress`).
  * @module
  */
-import { type AddressGuard, isRoutable } from '../dns/guard.js';
+
 import type { Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
+import { type AddressGuard, isRoutable } from '../net/guard.js';
 import { connectSocket } from '../smtp/connect.js';
 import type { SocksProxyConfig } from '../smtp/socks.js';
 import { makeCheck } from './check.js';

@@ -2,11 +2,12 @@
  * Options of `diagnose()`, validated once, with documented defaults.
  * @module
  */
-import { parseCidrList, parseIp } from '../dns/guard.js';
-import { lookupName } from '../dns/name.js';
+
 import type { Resolver } from '../dns/types.js';
 import { heloHostProblem, mailFromProblem } from '../envelope-options.js';
 import { OptionsError } from '../errors.js';
+import { parseCidrList, parseIp } from '../net/guard.js';
+import { lookupName } from '../net/name.js';
 import { integerOption } from '../option-fields.js';
 import type { Transport } from '../smtp/types.js';
 import { DEFAULT_BLOCKLISTS } from './blocklists.js';

@@ -13,10 +13,11 @@
  * query node:dns themselves, so they cannot use the configured resolver (nor a test server).
  * @module
  */
-import { type IpAddress, inRange, parseCidr, parseIp } from '../dns/guard.js';
-import { lookupName } from '../dns/name.js';
+
 import type { DnsAnswer, Resolver } from '../dns/types.js';
 import { DnsError } from '../errors.js';
+import { type IpAddress, inRange, parseCidr, parseIp } from '../net/guard.js';
+import { lookupName } from '../net/name.js';
 
 /** The outcome of an SPF evaluation: RFC 7208's results, plus `unsupported` for terms outside the subset. */
 export type SpfResult =

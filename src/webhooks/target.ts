@@ -4,8 +4,9 @@
  * to the address checked here, so DNS rebinding cannot switch it.
  * @module
  */
-import { type AddressGuard, createAddressGuard, parseIp } from '../dns/guard.js';
+
 import type { Resolver } from '../dns/types.js';
+import { type AddressGuard, createAddressGuard, parseIp } from '../net/guard.js';
 import { WebhookInputError, WebhookRefusedError } from './errors.js';
 
 /** Longest webhook URL accepted, in characters. */

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { OptionsError } from '../../src/errors.js';
 import {
   BLOCKED_IPV4,
   BLOCKED_IPV6,
@@ -8,8 +9,7 @@ import {
   parseCidr,
   parseCidrList,
   parseIp,
-} from '../../src/dns/guard.js';
-import { OptionsError } from '../../src/errors.js';
+} from '../../src/net/guard.js';
 import { resolveOptions } from '../../src/options.js';
 
 const v4 = (a: number, b: number, c: number, d: number) => `${a}.${b}.${c}.${d}`;
