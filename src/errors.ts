@@ -123,7 +123,7 @@ export interface SmtpEvidence {
 
 /**
  * An SMTP exchange that failed, with the protocol evidence (last command, last reply, dialogue stage) when
- * there is some. `classifyError()` (smtp/classify) turns it into a `sub_status`.
+ * there is some. `classifyError()` (classify/reply.ts) turns it into a `sub_status`.
  */
 export class SmtpError extends MailvetError {
   override name = 'SmtpError';

@@ -109,6 +109,23 @@ export type {
   CheckState,
   MailHost,
 } from './checks/types.js';
+export {
+  PROVIDER_PROFILES,
+  type ProviderProfile,
+  type ProviderProfileId,
+  profileOfHost,
+} from './classify/profiles.js';
+export { providerOf, providerOfHost } from './classify/provider.js';
+export {
+  CLASSIFICATION_RULES,
+  type ClassificationRule,
+  classifyError,
+  classifyReply,
+  explainReply,
+  type ReplyContext,
+  type ReplyReading,
+  type SmtpOutcome,
+} from './classify/reply.js';
 export { type DomainMatcher, disposableDomains, isDisposableDomain } from './data/disposable.js';
 export { freeDomains, isFreeDomain } from './data/free.js';
 export type { Lookup } from './data/lookup.js';
@@ -229,16 +246,6 @@ export {
   scoreOf,
   verdictOnlyResult,
 } from './score.js';
-export {
-  CLASSIFICATION_RULES,
-  type ClassificationRule,
-  classifyError,
-  classifyReply,
-  explainReply,
-  type ReplyContext,
-  type ReplyReading,
-  type SmtpOutcome,
-} from './smtp/classify.js';
 export { defaultHeloHost } from './smtp/host.js';
 export { type SocketChannelOptions, socketChannel } from './smtp/line-channel.js';
 export {
@@ -250,13 +257,6 @@ export {
   type SessionSettings,
 } from './smtp/pool.js';
 export type { CatchAllRequest, Prober, ProberStats } from './smtp/prober.js';
-export { providerOf, providerOfHost } from './smtp/provider.js';
-export {
-  PROVIDER_PROFILES,
-  type ProviderProfile,
-  type ProviderProfileId,
-  profileOfHost,
-} from './smtp/providers/profiles.js';
 export { parseReply, type ReplyLimits } from './smtp/reply.js';
 export { openSmtpSession, type SessionOptions } from './smtp/session.js';
 export {

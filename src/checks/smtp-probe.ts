@@ -4,15 +4,15 @@
  * @module
  */
 
+import { printable } from '../classify/printable.js';
+import { type ProviderProfile, profileOfHost } from '../classify/profiles.js';
+import { providerOf } from '../classify/provider.js';
+import { classifyError, classifyReply } from '../classify/reply.js';
 import type { TranscriptHook } from '../contracts/smtp.js';
 import { isSmtpError } from '../errors.js';
 import type { SubStatus, Verdict } from '../result.js';
 import { verdictOf } from '../result.js';
-import { classifyError, classifyReply } from '../smtp/classify.js';
 import type { Lease, PoolTarget, RcptOutcome, SessionSettings } from '../smtp/pool.js';
-import { providerOf } from '../smtp/provider.js';
-import { type ProviderProfile, profileOfHost } from '../smtp/providers/profiles.js';
-import { printable } from '../smtp/reply.js';
 import { endWithOutcome, smtpSpan } from '../smtp-spans.js';
 import { endSpan } from '../tracing.js';
 import type { CheckOutcome, CheckState, MailHost } from './types.js';

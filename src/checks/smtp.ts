@@ -34,8 +34,8 @@ export function preloadSmtpCheck(): Promise<void> {
  * - a connection failure, no greeting, a reply that did not come in time, a `421` or a host backing off
  *   (`mxBackoffMs`) moves on to the next host; when none is left, the last failure's `sub_status` is the
  *   verdict (`mail_server_temporary_error` for a host backing off);
- * - the `RCPT TO` reply is classified (smtp/classify), as the answering host's provider means it (its profile,
- *   smtp/providers): a refusal gives its `invalid` or `unknown` verdict;
+ * - the `RCPT TO` reply is classified (classify/reply.ts), as the answering host's provider means it (its profile,
+ *   classify/profiles.ts): a refusal gives its `invalid` or `unknown` verdict;
  * - an accepted address is `valid`, unless the catch-all probe (option `catchAll`) finds that the domain
  *   accepts a random local part: then `catch_all` with `accept_all: true`. A probe that is inconclusive
  *   (deferred, blocked, failed) leaves the address `valid`: the server did accept it. At a provider known to

@@ -4,9 +4,9 @@
  * @module
  */
 import type { Job } from '../bulk/job-types.js';
+import { PROVIDER_SUFFIXES } from '../classify/provider.js';
 import type { RequestRecord } from '../http/request-record.js';
 import { STATUSES, SUB_STATUSES, type VerificationResult } from '../result.js';
-import { PROVIDER_SUFFIXES } from '../smtp/provider.js';
 import type { WebhookDeliveryState } from '../webhooks/log.js';
 
 /** The label of anything outside a label's known values. */

@@ -4,8 +4,8 @@
  * @module
  */
 import { LRUCache } from 'lru-cache';
+import type { SmtpOutcome } from '../classify/reply.js';
 import type { CatchAllProbe } from '../result.js';
-import type { SmtpOutcome } from './classify.js';
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 

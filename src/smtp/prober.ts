@@ -5,10 +5,11 @@
  */
 
 import { watchOptionalAbort } from '../abort-watch.js';
+import { profileOfHost } from '../classify/profiles.js';
+import { classifyReply } from '../classify/reply.js';
 import { SmtpError } from '../errors.js';
 import type { CatchAllProbe } from '../result.js';
 import { catchAllOutcomeOf, createCatchAllCache, randomLocalPart } from './catch-all.js';
-import { classifyReply } from './classify.js';
 import {
   createSessionPool,
   type Lease,
@@ -19,7 +20,6 @@ import {
   type SessionFactory,
   type SessionSettings,
 } from './pool.js';
-import { profileOfHost } from './providers/profiles.js';
 import { DEFAULT_REPLY_LIMITS } from './reply.js';
 import { openSmtpSession } from './session.js';
 import type { Transport } from './types.js';

@@ -3,6 +3,7 @@
  * line count and total size, so that a hostile server cannot make it hold more than a few kilobytes.
  * @module
  */
+import { CONTROL_CHARACTERS } from '../classify/printable.js';
 import { SmtpError } from '../errors.js';
 import type { SmtpReply, SmtpStage } from './types.js';
 
@@ -37,7 +38,6 @@ export interface ReplyParser {
 
 const LINE = /^([2-5][0-5][0-9])([ -]|$)/;
 const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})(?=[ \t]|$)/;
-const CONTROLS = /[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]/g;
 
 /** The RFC 3463 code at the start of `text`, if its class matches the reply code's first digit. */
 export function enhancedCodeOf(code: number, text: string): string | null {
@@ -97,7 +97,7 @@ class LineParser implements ReplyParser {
       this.#fail(`reply code changed from ${this.#code} to ${lineCode}`);
     }
     this.#code = lineCode;
-    lines.push(line.slice(4).replace(CONTROLS, ' '));
+    lines.push(line.slice(4).replace(CONTROL_CHARACTERS, ' '));
     if (match[2] === '-') return null;
     this.#spent = true;
     const text = lines.length === 1 ? lines[0]! : lines.join(' ');
@@ -124,9 +124,4 @@ export function parseReply(lines: readonly string[], limits: ReplyLimits = {}): 
     }
   }
   throw new SmtpError('protocol', 'incomplete reply');
-}
-
-/** `line` with control characters and Unicode line separators replaced by spaces (for transcripts and logs). */
-export function printable(line: string): string {
-  return line.replace(CONTROLS, ' ').replace(/\t/g, ' ');
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { classifyError } from '../../src/classify/reply.js';
 import { isSmtpError } from '../../src/errors.js';
-import { classifyError } from '../../src/smtp/classify.js';
 import { openSmtpSession } from '../../src/smtp/session.js';
 import { tcpTransport } from '../../src/smtp/tcp.js';
 import { type RawScript, type RawServerHarness, scripts, startRawServer } from '../support/raw-server.js';

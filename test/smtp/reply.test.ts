@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { printable } from '../../src/classify/printable.js';
 import { isSmtpError } from '../../src/errors.js';
-import { createReplyParser, enhancedCodeOf, parseReply, printable } from '../../src/smtp/reply.js';
+import { createReplyParser, enhancedCodeOf, parseReply } from '../../src/smtp/reply.js';
 
 function protocolFailure(run: () => unknown): string {
   try {

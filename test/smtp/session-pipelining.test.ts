@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { classifyError, classifyReply } from '../../src/classify/reply.js';
 import { isSmtpError, type SmtpError } from '../../src/errors.js';
-import { classifyError, classifyReply } from '../../src/smtp/classify.js';
 import { createSessionPool, type RcptOutcome } from '../../src/smtp/pool.js';
 import { transportSessionFactory } from '../../src/smtp/prober.js';
 import { openSmtpSession } from '../../src/smtp/session.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { classifyError, classifyReply } from '../../src/classify/reply.js';
 import { isSmtpError, type SmtpError } from '../../src/errors.js';
-import { classifyError, classifyReply } from '../../src/smtp/classify.js';
 import { openSmtpSession, type SessionOptions } from '../../src/smtp/session.js';
 import { tcpTransport } from '../../src/smtp/tcp.js';
 import { type SmtpServerHarness, type SmtpServerOptions, startSmtpServer } from '../support/smtp-server.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { classifyError } from '../../src/classify/reply.js';
 import { isSmtpError, type SmtpError } from '../../src/errors.js';
-import { classifyError } from '../../src/smtp/classify.js';
 import { openSmtpSession, type SessionOptions } from '../../src/smtp/session.js';
 import type { LineChannel } from '../../src/smtp/types.js';
 import { happyReply, type SmtpScript, scriptedChannel } from '../../src/testing/scripted-channel.js';

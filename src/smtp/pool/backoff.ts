@@ -5,8 +5,8 @@
  * @module
  */
 
+import { printable } from '../../classify/printable.js';
 import { SmtpError } from '../../errors.js';
-import { printable } from '../reply.js';
 import type { SmtpReply } from '../types.js';
 import type { Lease, RcptRequest } from './types.js';
 

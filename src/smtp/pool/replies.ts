@@ -3,8 +3,8 @@
  * @module
  */
 
+import { limitsSession } from '../../classify/reply.js';
 import { SmtpError } from '../../errors.js';
-import { limitsSession } from '../classify.js';
 import type { SmtpReply } from '../types.js';
 
 /** A `2xx` reply. */

@@ -6,8 +6,9 @@
  */
 
 import { watchAbort } from '../../abort-watch.js';
+import { printable } from '../../classify/printable.js';
 import { isSmtpError, SmtpError, type SmtpFailure } from '../../errors.js';
-import { createReplyParser, printable } from '../reply.js';
+import { createReplyParser } from '../reply.js';
 import type { CommandOptions, LineChannel, SmtpReply, SmtpStage, TranscriptHook } from '../types.js';
 import { DEFAULT_QUIT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, type SessionOptions } from './options.js';
 

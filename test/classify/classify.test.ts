@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { SmtpError } from '../../src/errors.js';
-import { SUB_STATUS_OF } from '../../src/result.js';
+import type { ProviderProfileId } from '../../src/classify/profiles.js';
 import {
   CLASSIFICATION_RULES,
   classifyError,
   classifyReply,
   explainReply,
   limitsSession,
-} from '../../src/smtp/classify.js';
-import type { ProviderProfileId } from '../../src/smtp/providers/profiles.js';
+} from '../../src/classify/reply.js';
+import { SmtpError } from '../../src/errors.js';
+import { SUB_STATUS_OF } from '../../src/result.js';
 import { parseReply } from '../../src/smtp/reply.js';
 import type { SmtpStage } from '../../src/smtp/types.js';
 

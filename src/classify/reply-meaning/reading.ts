@@ -3,7 +3,7 @@
  * read.
  * @module
  */
-import type { SmtpReply } from '../types.js';
+import type { SmtpReply } from '../../contracts/smtp.js';
 import { MICROSOFT_SIGNED, prefixOf, withoutEchoedAddresses } from './wording.js';
 
 /** One reply, read for the rules. */

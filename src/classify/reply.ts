@@ -5,9 +5,11 @@
  * `invalid`; neither is a reply about the system, the route, the protocol or the message.
  * @module
  */
+
+import type { SmtpReply, SmtpStage } from '../contracts/smtp.js';
 import { isSmtpError } from '../errors.js';
 import type { SubStatus } from '../result.js';
-import type { ProviderProfileId } from './providers/profiles.js';
+import type { ProviderProfileId } from './profiles.js';
 import { type ReplyReading, readReply } from './reply-meaning/reading.js';
 import {
   CLASSIFICATION_RULES,
@@ -16,7 +18,6 @@ import {
   type SmtpOutcome,
 } from './reply-meaning/rules.js';
 import { SESSION_LIMIT, withoutEchoedAddresses } from './reply-meaning/wording.js';
-import type { SmtpReply, SmtpStage } from './types.js';
 
 export {
   CLASSIFICATION_RULES,

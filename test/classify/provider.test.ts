@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PROVIDER_SUFFIXES, providerOf, providerOfHost } from '../../src/smtp/provider.js';
+import { PROVIDER_SUFFIXES, providerOf, providerOfHost } from '../../src/classify/provider.js';
 
 describe('providerOfHost', () => {
   it.each([

@@ -1,12 +1,13 @@
 /**
  * The classification table: ordered rows of pure data and one-line predicates, the first matching row wins.
- * docs/classification.md documents it row by row; test/smtp/classify-corpus.test.ts runs it over the labelled
+ * docs/classification.md documents it row by row; test/classify/classify-corpus.test.ts runs it over the labelled
  * corpus in fixtures/smtp-replies/.
  * @module
  */
+
+import type { SmtpStage } from '../../contracts/smtp.js';
 import type { SubStatus } from '../../result.js';
-import type { ProviderProfileId } from '../providers/profiles.js';
-import type { SmtpStage } from '../types.js';
+import type { ProviderProfileId } from '../profiles.js';
 import { codeIn, type ReplyReading } from './reading.js';
 import {
   DISABLED,

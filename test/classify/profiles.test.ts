@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { providerOfHost } from '../../src/smtp/provider.js';
-import { PROVIDER_PROFILES, profileOfHost } from '../../src/smtp/providers/profiles.js';
+import { PROVIDER_PROFILES, profileOfHost } from '../../src/classify/profiles.js';
+import { providerOfHost } from '../../src/classify/provider.js';
 
 describe('profileOfHost', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { ProviderProfileId } from '../../src/classify/profiles.js';
+import { classifyReply, explainReply } from '../../src/classify/reply.js';
 import { SUB_STATUS_OF } from '../../src/result.js';
-import { classifyReply, explainReply } from '../../src/smtp/classify.js';
-import type { ProviderProfileId } from '../../src/smtp/providers/profiles.js';
 import { parseReply } from '../../src/smtp/reply.js';
 import type { SmtpStage } from '../../src/smtp/types.js';
 
