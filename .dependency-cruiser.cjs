@@ -8,7 +8,10 @@
  * exactly (the same edge, or a circle of the same modules): any new violation fails the lint.
  */
 
-/** The runtime-free core. verifier.ts (createVerifier on Node's defaults) and node-runtime.ts are not in it. */
+/**
+ * The runtime-free core. verifier-with.ts (the core's verifier with the SMTP prober of src/smtp), verifier.ts
+ * (createVerifier on Node's defaults) and node-runtime.ts are not in it.
+ */
 const CORE = [
   '^src/(syntax|typo|data|checks|io|contracts|known|net|classify)/',
   '^src/(verifier-core|runtime|options|option-fields|observer|result|result-json|score|errors|clock|envelope-options|abort-watch|weak-memo|turn|tracing|verify-trace|smtp-spans).ts$',
@@ -60,11 +63,6 @@ const HANDLER = { path: '^src/http/', pathNot: '^src/http/(node|node-request|lig
  * harmless but should go).
  */
 const EXCEPTIONS = [
-  // --- The core calls a few seam modules beyond their interfaces (which live in the core, src/contracts/).
-  // Follow-up: move what the core uses of them (the address guard, name helpers, reply classification and
-  // provider profiles) into the core; the pool is reached through the runtime.
-  ['core-below-seams', 'checks/smtp-probe', 'smtp/pool', 'the SMTP check leases pooled sessions'],
-  ['core-below-seams', 'runtime', 'smtp/prober', 'the runtime makes the SMTP pools'],
   // --- An adapter that composes another: `mailvet serve` starts the HTTP adapter (src/cli/serve.ts,
   // store-safety).
   ['adapter-to-adapter', 'cli/serve', 'http/node', 'store-safety: mailvet serve starts the HTTP listener'],

@@ -294,7 +294,7 @@ export {
   suggestDomain,
 } from './typo/suggest.js';
 export { createVerifier, type Verifier, verify } from './verifier.js';
-export { createVerifierWith } from './verifier-core.js';
+export { createVerifierWith } from './verifier-with.js';
 export { WebhookInputError, WebhookRefusedError } from './webhooks/errors.js';
 export {
   type MemoryWebhookLogOptions,

@@ -4,10 +4,10 @@
  * @module
  */
 import type { Resolver } from './contracts/dns.js';
+import type { Prober, ProberFactory } from './contracts/prober.js';
 import type { Transport } from './contracts/smtp.js';
 import { MailvetError } from './errors.js';
 import { type DnsCounters, tellObserver, type VerifierObserver } from './observer.js';
-import type { Prober, ProberOptions, ProberStats } from './smtp/prober.js';
 
 /**
  * What a platform gives a verifier for the seams its options leave unset: each is called at most once per
@@ -60,86 +60,18 @@ export interface OwnedRuntime extends VerifierRuntime {
   close(): Promise<void>;
 }
 
-/** The counters of a prober whose code has not been loaded yet: nothing done. */
-const NOTHING_DONE: ProberStats = Object.freeze({
-  opened: 0,
-  reused: 0,
-  rcpts: 0,
-  resets: 0,
-  groups: 0,
-  open: 0,
-  peakPerMx: 0,
-  backoffs: 0,
-  failed: 0,
-  replies2xx: 0,
-  replies3xx: 0,
-  replies4xx: 0,
-  replies5xx: 0,
-  waiting: 0,
-  catchAllProbes: 0,
-});
-
 /**
- * Imports the prober's code (the session pool, the SMTP dialogue) ahead of the first probe; resolves once it is
- * loaded, or failed to load (the first probe then rejects with the error).
+ * Builds the runtime of a verifier from its resolved options, with `platform`'s default for each unset seam and
+ * its prober made by `probing`. The resolver and the prober (pools, catch-all cache) are made on first use, so a
+ * verifier that never goes on the network (`dns: false`, or a `verify(email, options)` call that fails syntax)
+ * costs microseconds, not the milliseconds their caches take to allocate (mailvet's `smtpProbing` also imports the
+ * prober's code on the first probe).
  */
-export function preloadProber(): Promise<void> {
-  return import('./smtp/prober.js').then(
-    () => undefined,
-    () => undefined,
-  );
-}
-
-/**
- * A {@link Prober} whose code (the session pool, the SMTP dialogue, the catch-all cache) is imported on its first
- * probe, so that a verification that never reaches SMTP (`mailvet verify --no-dns`, a syntax failure, `smtp: false`)
- * does not load it: the cold start of a process that verifies one address.
- */
-function deferredProber(options: ProberOptions): Prober {
-  let prober: Prober | undefined;
-  let loading: Promise<Prober> | undefined;
-  let closed = false;
-  const ready = (): Prober | Promise<Prober> => {
-    if (prober !== undefined) return prober;
-    // Closed before its first probe: no pool is made to outlive the verifier.
-    if (closed && loading === undefined)
-      return Promise.reject(new MailvetError('disposed', 'the verifier has been disposed'));
-    loading ??= import('./smtp/prober.js').then(({ createProber }) => {
-      prober = createProber(options);
-      return prober;
-    });
-    return loading;
-  };
-  return {
-    heloHost: options.heloHost,
-    rcpt(target, request, lease) {
-      const made = ready();
-      return made instanceof Promise
-        ? made.then((loaded) => loaded.rcpt(target, request, lease))
-        : made.rcpt(target, request, lease);
-    },
-    catchAll(domain, target, request, lease) {
-      const made = ready();
-      return made instanceof Promise
-        ? made.then((loaded) => loaded.catchAll(domain, target, request, lease))
-        : made.catchAll(domain, target, request, lease);
-    },
-    stats: () => prober?.stats() ?? NOTHING_DONE,
-    async close() {
-      closed = true;
-      if (loading === undefined) return;
-      await (await loading).close();
-    },
-  };
-}
-
-/**
- * Builds the runtime of a verifier from its resolved options, with `platform`'s default for each unset seam. The resolver
- * and the prober (pools, catch-all cache) are made on first use, so a verifier that never goes on the network
- * (`dns: false`, or a `verify(email, options)` call that fails syntax) costs microseconds, not the
- * milliseconds their caches take to allocate; the prober's code itself is imported on the first probe.
- */
-export function createRuntime(options: RuntimeSettings, platform: PlatformDefaults): OwnedRuntime {
+export function createRuntime(
+  options: RuntimeSettings,
+  platform: PlatformDefaults,
+  probing: ProberFactory,
+): OwnedRuntime {
   const transport = options.transport ?? platform.transport();
   const now = Date.now;
   const randomBytes = (size: number) => globalThis.crypto.getRandomValues(new Uint8Array(size));
@@ -163,7 +95,7 @@ export function createRuntime(options: RuntimeSettings, platform: PlatformDefaul
       if (closed && prober === undefined)
         throw new MailvetError('disposed', 'the verifier has been disposed');
       if (prober !== undefined) return prober;
-      prober = deferredProber({
+      prober = probing.create({
         transport,
         heloHost: options.heloHost ?? platform.heloHost(),
         perMxConcurrency: options.perMxConcurrency,

@@ -1,13 +1,15 @@
 /**
  * The verifier's core: runs the checks in order and stops at the first final verdict. Runtime-free: the seams a
- * caller does not give (DNS, TCP, the HELO name) come from the {@link PlatformDefaults} it is built with;
- * `createVerifier` (verifier.ts) builds it with Node's.
+ * caller does not give (DNS, TCP, the HELO name) come from the {@link PlatformDefaults} it is built with, and the SMTP
+ * prober from a {@link ProberFactory}; `createVerifierWith` (verifier-with.ts) builds it with mailvet's prober, and
+ * `createVerifier` (verifier.ts) with Node's defaults too.
  * @module
  */
 import { DEFAULT_CHECKS } from './checks/index.js';
 import { preloadSmtpCheck, smtpCheck } from './checks/smtp.js';
 import { createCheckState, type KnownResultsCall } from './checks/state.js';
 import type { Check, CheckOutcome, CheckState } from './checks/types.js';
+import type { ProberFactory } from './contracts/prober.js';
 import { MailvetError, OptionsError } from './errors.js';
 import { rememberingCheck } from './known/check.js';
 import { tellObserver, type VerifierObserver } from './observer.js';
@@ -21,7 +23,7 @@ import {
   type VerifyOptions,
 } from './options.js';
 import type { Verdict, VerificationResult } from './result.js';
-import { createRuntime, type OwnedRuntime, type PlatformDefaults, preloadProber } from './runtime.js';
+import { createRuntime, type OwnedRuntime, type PlatformDefaults } from './runtime.js';
 import { scoreOf } from './score.js';
 import { type TraceSpan, tracingApi } from './tracing.js';
 import { tracedCheck, tracedVerification } from './verify-trace.js';
@@ -214,23 +216,21 @@ async function observed(
 }
 
 /**
- * Creates a verifier on a platform: `platform` gives the seams that `defaults` leave unset (a resolver, a
- * transport, a HELO name). `createVerifier` is this with Node's defaults; other runtimes (and tests) pass their
- * own, and a verifier given every seam never calls `platform`. `defaults` are validated now (an `OptionsError` names a bad one) and apply to every
- * call; each call may override them, except the options that shape shared resources (`resolver`,
- * `transport`, `concurrency`, `perMxConcurrency`, `maxRcptPerSession`, `maxRejectsPerSession`, `idleSessionMs`,
- * `mxBackoffMs`, `catchAllTtlMs`).
- * @example
- * const verifier = createVerifierWith(
- *   { resolver: () => myResolver, transport: () => myTransport, heloHost: () => 'mx-check.example.net' },
- *   { allowTlds: ['test'] },
- * );
+ * Creates a verifier on a platform with a prober: `platform` gives the seams that `defaults` leave unset (a
+ * resolver, a transport, a HELO name), `probing` makes the SMTP prober. `createVerifierWith` (verifier-with.ts) is
+ * this with mailvet's SMTP prober, and `createVerifier` (verifier.ts) that with Node's defaults. `defaults` are
+ * validated now (an `OptionsError` names a bad one) and apply to every call; each call may override them, except
+ * the options that shape shared resources (`VERIFIER_LEVEL_OPTIONS`).
  */
-export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyOptions = {}): Verifier {
+export function createCoreVerifier(
+  platform: PlatformDefaults,
+  probing: ProberFactory,
+  defaults: VerifyOptions = {},
+): Verifier {
   const options = resolveOptions(defaults);
   const checks = checksOf(options);
   const baseCall: KnownResultsCall = { fresh: options.fresh, namespace: options.knownResultsNamespace };
-  const runtime = createRuntime(options, platform);
+  const runtime = createRuntime(options, platform, probing);
   const verified = options.observer?.verified;
   let disposed = false;
   // A verifier that will probe SMTP imports that code now (a verifier that will not never loads it: the cold start of
@@ -238,7 +238,7 @@ export function createVerifierWith(platform: PlatformDefaults, defaults: VerifyO
   // code never counts as a mail server's time.
   let loading: Promise<void> | undefined =
     options.dns && options.smtp && checks.includes(smtpCheck)
-      ? Promise.all([preloadSmtpCheck(), preloadProber()]).then(() => {
+      ? Promise.all([preloadSmtpCheck(), probing.preload()]).then(() => {
           loading = undefined;
         })
       : undefined;

@@ -1,12 +1,13 @@
 /**
- * The public verifier: {@link createVerifierWith} on Node's defaults (node:dns through a cache, node:net,
+ * The public verifier: {@link createVerifierWith} (mailvet's SMTP prober) on Node's defaults (node:dns through a cache, node:net,
  * the host's name for HELO), and `verify()` for one address.
  * @module
  */
 import { nodeDefaults, preloadNodeTransport } from './node-runtime.js';
 import type { VerifyOptions } from './options.js';
 import type { VerificationResult } from './result.js';
-import { createVerifierWith, type Verifier } from './verifier-core.js';
+import type { Verifier } from './verifier-core.js';
+import { createVerifierWith } from './verifier-with.js';
 
 export { trimInput, type Verifier } from './verifier-core.js';
 

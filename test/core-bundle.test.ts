@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { VerificationResult } from '../src/result.js';
 
 const ENTRY = `
-import { createVerifierWith } from './src/verifier-core.ts';
+import { createVerifierWith } from './src/verifier-with.ts';
 import { staticResolver } from './src/testing/static-resolver.ts';
 import { scriptedTransport } from './src/testing/scripted-channel.ts';
 

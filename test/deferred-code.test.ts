@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { deferredNodeResolver, nodeDefaults } from '../src/node-runtime.js';
 import { resolveOptions } from '../src/options.js';
 import { createRuntime } from '../src/runtime.js';
+import { smtpProbing } from '../src/smtp/probing.js';
 import { happyReply, scriptedTransport } from '../src/testing/scripted-channel.js';
 
 const TARGET = { host: '192.0.2.10', port: 25, hostname: 'mx.shop.test' };
@@ -16,7 +17,11 @@ describe('the deferred prober', () => {
     const transport = scriptedTransport(() => ({
       respond: (command) => (command.startsWith('RCPT') ? '550 5.1.1 no such user' : happyReply(command)),
     }));
-    const runtime = createRuntime(resolveOptions({ transport, heloHost: 'probe.example' }), nodeDefaults);
+    const runtime = createRuntime(
+      resolveOptions({ transport, heloHost: 'probe.example' }),
+      nodeDefaults,
+      smtpProbing,
+    );
     try {
       const { prober } = runtime;
       expect(prober.heloHost).toBe('probe.example');
@@ -45,7 +50,11 @@ describe('the deferred prober', () => {
 
   it('refuses a probe after it was closed before its first one, and makes no pool for it', async () => {
     const transport = scriptedTransport(() => ({}));
-    const runtime = createRuntime(resolveOptions({ transport, heloHost: 'probe.example' }), nodeDefaults);
+    const runtime = createRuntime(
+      resolveOptions({ transport, heloHost: 'probe.example' }),
+      nodeDefaults,
+      smtpProbing,
+    );
     const { prober } = runtime;
     await runtime.close();
     const request = {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nodeDefaults } from '../src/node-runtime.js';
 import { resolveOptions } from '../src/options.js';
 import { createRuntime, type PlatformDefaults } from '../src/runtime.js';
+import { smtpProbing } from '../src/smtp/probing.js';
 import { staticResolver } from '../src/testing/static-resolver.js';
 
 describe('createRuntime', () => {
@@ -11,6 +12,7 @@ describe('createRuntime', () => {
     const runtime = createRuntime(
       resolveOptions({ resolver: { ...resolver, close: () => void closed++ } }),
       nodeDefaults,
+      smtpProbing,
     );
     await expect(runtime.resolver.mx('example.com')).resolves.toMatchObject({ kind: 'nxdomain' });
     await runtime.close();
@@ -18,10 +20,10 @@ describe('createRuntime', () => {
   });
 
   it('makes the prober on first use, once, and refuses a new one after close', async () => {
-    const runtime = createRuntime(resolveOptions({ heloHost: 'probe.example' }), nodeDefaults);
+    const runtime = createRuntime(resolveOptions({ heloHost: 'probe.example' }), nodeDefaults, smtpProbing);
     expect(runtime.prober).toBe(runtime.prober);
     await runtime.close();
-    const idle = createRuntime(resolveOptions(), nodeDefaults);
+    const idle = createRuntime(resolveOptions(), nodeDefaults, smtpProbing);
     await idle.close();
     expect(() => idle.prober).toThrow(expect.objectContaining({ code: 'disposed' }));
   });
@@ -40,7 +42,7 @@ describe('createRuntime', () => {
       transport: called('transport', { connect: () => Promise.reject(new Error('no network')) }),
       heloHost: called('heloHost', 'platform.example'),
     };
-    const runtime = createRuntime(resolveOptions(), platform);
+    const runtime = createRuntime(resolveOptions(), platform, smtpProbing);
     expect(calls).toEqual(['transport']);
     expect(runtime.resolver).toBe(resolver);
     expect(runtime.resolver).toBe(resolver);
@@ -60,6 +62,7 @@ describe('createRuntime', () => {
         heloHost: 'given.example',
       }),
       { resolver: refuse, transport: refuse, heloHost: refuse },
+      smtpProbing,
     );
     expect(runtime.prober).toBeDefined();
     await expect(runtime.resolver.mx('example.com')).resolves.toMatchObject({ kind: 'nxdomain' });

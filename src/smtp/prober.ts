@@ -7,85 +7,26 @@
 import { watchOptionalAbort } from '../abort-watch.js';
 import { profileOfHost } from '../classify/profiles.js';
 import { classifyReply } from '../classify/reply.js';
+import type {
+  CatchAllRequest,
+  Lease,
+  PoolTarget,
+  Prober,
+  ProberSettings,
+  ProberStats,
+} from '../contracts/prober.js';
 import { SmtpError } from '../errors.js';
 import type { CatchAllProbe } from '../result.js';
 import { catchAllOutcomeOf, createCatchAllCache, randomLocalPart } from './catch-all.js';
-import {
-  createSessionPool,
-  type Lease,
-  type PoolStats,
-  type PoolTarget,
-  type RcptOutcome,
-  type RcptRequest,
-  type SessionFactory,
-  type SessionSettings,
-} from './pool.js';
+import { createSessionPool, type SessionFactory } from './pool.js';
 import { DEFAULT_REPLY_LIMITS } from './reply.js';
 import { openSmtpSession } from './session.js';
 import type { Transport } from './types.js';
 
-/** Counters of a prober, for tests and benchmarks. */
-export interface ProberStats extends PoolStats {
-  /** Catch-all probes run (not answered from the cache or shared with a probe under way). */
-  readonly catchAllProbes: number;
-}
+export type { CatchAllRequest, Prober, ProberSettings, ProberStats };
 
-/** What the catch-all probe needs besides the domain and the host. */
-export interface CatchAllRequest {
-  /** Envelope sender. */
-  readonly sender: string;
-  readonly settings: SessionSettings;
-}
-
-/** SMTP probing with pooled sessions and cached catch-all answers. */
-export interface Prober {
-  /** The EHLO name used when a verification sets no `heloHost`. */
-  readonly heloHost: string;
-  /** Probes one recipient through the pool (see `SessionPool.rcpt`). */
-  rcpt(target: PoolTarget, request: RcptRequest, lease: Lease): Promise<RcptOutcome>;
-  /**
-   * Whether `domain` accepts any local part: `RCPT TO` a random, unguessable local part at `target`, in a
-   * session of its own (never one that carried or will carry a real address), once per domain: concurrent
-   * askers share one probe, conclusive answers are cached for the TTL. Resolves `accepted`, `refused` or
-   * `inconclusive`; rejects with an `SmtpError` (kind `timeout` or `aborted`) only when this lease's budget
-   * is spent or its signal fires first.
-   */
-  catchAll(
-    domain: string,
-    target: PoolTarget,
-    request: CatchAllRequest,
-    lease: Lease,
-  ): Promise<CatchAllProbe>;
-  /** Current counters. */
-  stats(): ProberStats;
-  /** Closes every pooled session and forgets cached answers. */
-  close(): Promise<void>;
-}
-
-/** Options of {@link createProber}. */
-export interface ProberOptions {
-  /** How connections are made. */
-  readonly transport: Transport;
-  /** EHLO name when a verification sets none. */
-  readonly heloHost: string;
-  /** Most connections open to one `ip:port`. @default 2 */
-  readonly perMxConcurrency?: number;
-  /** Most SMTP requests at work at once. @default 64 */
-  readonly concurrency?: number;
-  /** Most `RCPT TO` per session. @default 20 */
-  readonly maxRcptPerSession?: number;
-  /** Most refused `RCPT TO` per session. @default 8 */
-  readonly maxRejectsPerSession?: number;
-  /** How long idle sessions are kept, in milliseconds. @default 5000 */
-  readonly idleSessionMs?: number;
-  /** How long a mail host is left alone after a `421` or "too many errors", in milliseconds. @default 30000 */
-  readonly mxBackoffMs?: number;
-  /** How long a domain's catch-all answer is kept, in milliseconds. @default 3600000 */
-  readonly catchAllTtlMs?: number;
-  /** Clock in milliseconds (deadlines are measured by it). @default Date.now */
-  readonly now?: () => number;
-  /** Random source of catch-all probe names. @default crypto.getRandomValues */
-  readonly randomBytes?: (size: number) => Uint8Array;
+/** Options of {@link createProber}: the core's {@link ProberSettings}, and how sessions are opened. */
+export interface ProberOptions extends ProberSettings {
   /** Opens sessions. @default over `transport` with `openSmtpSession` */
   readonly open?: SessionFactory;
 }

@@ -10,7 +10,7 @@ import { OptionsError } from '../../src/errors.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { scriptedTransport } from '../../src/testing/scripted-channel.js';
 import { staticResolver } from '../../src/testing/static-resolver.js';
-import { createVerifierWith } from '../../src/verifier-core.js';
+import { createVerifierWith } from '../../src/verifier-with.js';
 import { memoryWebhookLog } from '../../src/webhooks/log.js';
 
 const PLATFORM = {

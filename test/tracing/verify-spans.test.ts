@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { happyReply, scriptedTransport } from '../../src/testing/scripted-channel.js';
 import { staticResolver } from '../../src/testing/static-resolver.js';
 import { tracingApi } from '../../src/tracing.js';
-import { createVerifierWith } from '../../src/verifier-core.js';
+import { createVerifierWith } from '../../src/verifier-with.js';
 import { registerTestSdk, spanTrees, type TestSdk, undocumented } from '../support/otel.js';
 
 const PLATFORM = {
