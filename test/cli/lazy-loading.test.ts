@@ -24,11 +24,13 @@ const NOT_FOR_VERIFY = [
 
 /**
  * Code a verification without DNS never runs, imported on first use (issue 30, cold start): the SMTP probe (the
- * check's work, the prober, its pool and sessions), Node's TCP transport and the cached node:dns resolver.
+ * check's work, reply classification, the prober, its pool and sessions), Node's TCP transport and the cached node:dns resolver.
  */
 const NOT_WITHOUT_DNS = [
   /^dist\/checks\/smtp-probe\.js$/,
-  /^dist\/smtp\/(prober|pool|session|catch-all|tcp|connect|line-channel|classify)\.js$/,
+  /^dist\/smtp\/(prober|pool|session|catch-all|tcp|connect|line-channel)\.js$/,
+  /^dist\/classify\/(reply|profiles|provider)\.js$/,
+  /^dist\/classify\/reply-meaning\//,
   /^dist\/smtp\/(pool|session)\//,
   /^dist\/dns\/(node|cached)\.js$/,
   /^node_modules\/(lru-cache|p-limit)\//,
