@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Prober, ProberFactory, ProberSettings } from '../src/contracts/prober.js';
 import { nodeDefaults } from '../src/node-runtime.js';
 import { resolveOptions } from '../src/options.js';
 import { createRuntime, type PlatformDefaults } from '../src/runtime.js';
@@ -67,5 +68,43 @@ describe('createRuntime', () => {
     expect(runtime.prober).toBeDefined();
     await expect(runtime.resolver.mx('example.com')).resolves.toMatchObject({ kind: 'nxdomain' });
     await runtime.close();
+  });
+
+  it('makes its prober with the factory it is given, from the verifier settings, and closes it', async () => {
+    const made: ProberSettings[] = [];
+    let closed = 0;
+    const probing: ProberFactory = {
+      create(settings): Prober {
+        made.push(settings);
+        return {
+          heloHost: settings.heloHost,
+          rcpt: () => Promise.reject(new Error('no probe expected')),
+          catchAll: () => Promise.reject(new Error('no probe expected')),
+          stats: () => {
+            throw new Error('no counters expected');
+          },
+          close: async () => void closed++,
+        };
+      },
+      preload: () => Promise.resolve(),
+    };
+    const transport = { connect: () => Promise.reject(new Error('no network')) };
+    const runtime = createRuntime(
+      resolveOptions({ transport, heloHost: 'given.example', perMxConcurrency: 3, catchAllTtlMs: 1000 }),
+      nodeDefaults,
+      probing,
+    );
+    expect(made).toHaveLength(0);
+    expect(runtime.prober.heloHost).toBe('given.example');
+    expect(runtime.prober).toBe(runtime.prober);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({
+      transport,
+      heloHost: 'given.example',
+      perMxConcurrency: 3,
+      catchAllTtlMs: 1000,
+    });
+    await runtime.close();
+    expect(closed).toBe(1);
   });
 });

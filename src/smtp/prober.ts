@@ -23,7 +23,7 @@ import { DEFAULT_REPLY_LIMITS } from './reply.js';
 import { openSmtpSession } from './session.js';
 import type { Transport } from './types.js';
 
-export type { CatchAllRequest, Prober, ProberSettings, ProberStats };
+export type { CatchAllRequest, Prober, ProberStats };
 
 /** Options of {@link createProber}: the core's {@link ProberSettings}, and how sessions are opened. */
 export interface ProberOptions extends ProberSettings {
