@@ -1,22 +1,29 @@
 /**
  * A verifying process of bench/fleet.ts: a fleet worker (`worker`) or a whole in-process job (`in-process`), with
- * verifier options that reach the bench's loopback servers. Settings arrive as JSON in MAILVET_BENCH_CHILD.
+ * verifier options that reach the bench's loopback servers, or offline ones (no DNS, no SMTP). The mailvet code is
+ * loaded from `code` (this checkout's sources, or a build of them or of another commit). Settings arrive as JSON in
+ * MAILVET_BENCH_CHILD. A worker prints `ready`, then, when it ends (SIGTERM), its split: the time its chunks spent
+ * verifying, in the store and in Redis, summed.
  */
 import { readFile } from 'node:fs/promises';
-import { BulkJobManager } from '../src/bulk/manager.js';
-import { createWorker } from '../src/bullmq/worker.js';
-import { cachedResolver } from '../src/dns/cached.js';
-import { nodeResolver } from '../src/dns/node.js';
+import type { BulkJobManager as Manager } from '../src/bulk/manager.js';
+import type { createWorker as CreateWorker, WorkerJobEvent } from '../src/bullmq/worker.js';
+import type { cachedResolver as CachedResolver } from '../src/dns/cached.js';
+import type { nodeResolver as NodeResolver } from '../src/dns/node.js';
 import type { VerifyOptions } from '../src/options.js';
-import { postgresStore } from '../src/postgres/pg.js';
+import type { postgresStore as PostgresStore } from '../src/postgres/pg.js';
 import { loopbackTransport } from '../test/support/loopback-transport.js';
+import type { Code } from './compile.js';
 
 interface ChildSettings {
   readonly mode: 'worker' | 'in-process';
-  readonly dns: string;
-  readonly ports: Record<string, number>;
-  readonly perMx: number;
-  /** worker: the fleet. */
+  readonly code: Code;
+  /** No DNS, no SMTP: `dns`, `ports` and `perMx` are not used. */
+  readonly offline: boolean;
+  readonly dns?: string;
+  readonly ports?: Record<string, number>;
+  readonly perMx?: number;
+  /** worker: the fleet. in-process: `postgres` and `schema` make the job's store (else the memory store). */
   readonly redis?: string;
   readonly prefix?: string;
   readonly postgres?: string;
@@ -25,35 +32,72 @@ interface ChildSettings {
   readonly emailsFile?: string;
 }
 
+/** Addresses an in-process job takes per `add()` (as bench/store.ts uploads). */
+const BATCH = 100_000;
+
 const settings = JSON.parse(process.env.MAILVET_BENCH_CHILD ?? '{}') as ChildSettings;
-const verifierOptions: VerifyOptions = {
-  resolver: cachedResolver(nodeResolver({ servers: [settings.dns] })),
-  transport: loopbackTransport(settings.ports),
-  allowAddresses: ['127.0.0.0/8'],
-  allowTlds: ['test'],
-  heloHost: 'bench.local',
-  timeoutMs: 60_000,
-  perMxConcurrency: settings.perMx,
-};
+const load = async <T>(path: string): Promise<T> =>
+  (await import(`${settings.code.dir}/${path}.${settings.code.ext}`)) as T;
+const { postgresStore } = await load<{ postgresStore: typeof PostgresStore }>('postgres/pg');
+
+async function verifierOptions(): Promise<VerifyOptions> {
+  if (settings.offline) return { dns: false, smtp: false };
+  const { cachedResolver } = await load<{ cachedResolver: typeof CachedResolver }>('dns/cached');
+  const { nodeResolver } = await load<{ nodeResolver: typeof NodeResolver }>('dns/node');
+  return {
+    resolver: cachedResolver(nodeResolver({ servers: [settings.dns!] })),
+    transport: loopbackTransport(settings.ports!),
+    allowAddresses: ['127.0.0.0/8'],
+    allowTlds: ['test'],
+    heloHost: 'bench.local',
+    timeoutMs: 60_000,
+    perMxConcurrency: settings.perMx!,
+  };
+}
 
 if (settings.mode === 'worker') {
+  const { createWorker } = await load<{ createWorker: typeof CreateWorker }>('bullmq/worker');
   const store = await postgresStore({ connectionString: settings.postgres!, schema: settings.schema! });
+  const split = { chunks: 0, addresses: 0, verifyMs: 0, storeMs: 0, queueMs: 0, split: false };
   const worker = await createWorker({
     connection: settings.redis!,
     prefix: settings.prefix!,
     store,
-    verifierOptions,
+    verifierOptions: await verifierOptions(),
+    onJob(event: WorkerJobEvent) {
+      if (event.event !== 'chunk') return;
+      split.chunks++;
+      // Workers of a commit before the split (--against) report none of it.
+      if (event.verifyMs === undefined) return;
+      split.split = true;
+      split.addresses += event.addresses ?? 0;
+      split.verifyMs += event.verifyMs;
+      split.storeMs += event.storeMs ?? 0;
+      split.queueMs += event.queueMs ?? 0;
+    },
   });
   process.stdout.write('ready\n');
   process.once('SIGTERM', () => {
     void worker
       .close()
       .then(() => store.close?.())
-      .then(() => process.exit(0));
+      .then(() => {
+        process.stdout.write(`${JSON.stringify(split)}\n`);
+        process.exit(0);
+      });
   });
 } else {
+  const { BulkJobManager } = await load<{ BulkJobManager: typeof Manager }>('bulk/manager');
   const emails = JSON.parse(await readFile(settings.emailsFile!, 'utf8')) as string[];
-  const jobs = new BulkJobManager({ verifierOptions });
+  const store =
+    settings.postgres === undefined
+      ? undefined
+      : await postgresStore({ connectionString: settings.postgres, schema: settings.schema! });
+  const jobs = new BulkJobManager({
+    verifierOptions: await verifierOptions(),
+    ...(store === undefined ? {} : { store }),
+  });
+  await jobs.opened();
   const completed = new Set<string>();
   let wake = (): void => {};
   jobs.on('complete', (done) => {
@@ -61,9 +105,13 @@ if (settings.mode === 'worker') {
     wake();
   });
   const started = performance.now();
-  const job = await jobs.create({ emails });
+  const job = await jobs.create({ autoStart: false });
+  for (let at = 0; at < emails.length; at += BATCH) await jobs.add(job.id, emails.slice(at, at + BATCH));
+  await jobs.start(job.id);
   while (!completed.has(job.id)) await new Promise<void>((resolve) => (wake = resolve));
   const wallMs = performance.now() - started;
+  const done = await jobs.get(job.id);
+  if (done?.completed !== emails.length) throw new Error('the in-process job lost positions');
   await jobs.close();
   process.stdout.write(`${JSON.stringify({ wallMs })}\n`);
 }

@@ -228,8 +228,16 @@ export interface FleetJobStore extends DurableJobStore {
     now: number,
     check: (before: JobRecord) => void,
   ): Promise<{ record: JobRecord; completed: boolean } | undefined>;
-  /** Inputs of armed, `processing` fleet jobs not yet handed to the queue (of job `id` only, if given). */
-  fleetUnqueued(id?: string): Promise<UnqueuedInputs[]>;
+  /**
+   * Inputs of armed, `processing` fleet jobs not yet handed to the queue (of job `id` only, if given), in order: the
+   * first `limit` rows of each job (all of them without a limit).
+   */
+  fleetUnqueued(id?: string, limit?: number): Promise<UnqueuedInputs[]>;
+  /**
+   * Positions of fleet job `id` handed to the queue that are neither final nor waiting for a greylisting retry: an
+   * estimate of the work queued ahead, never above it (0 for a job that is gone).
+   */
+  fleetAhead(id: string): Promise<number>;
   /** Marks the inputs rows starting at `firsts` of job `id` as handed to the queue. */
   fleetQueued(id: string, firsts: readonly number[]): Promise<void>;
   /** The `processing` fleet jobs. */

@@ -43,6 +43,7 @@ export async function forgetJobChunks(
     return queue;
   };
   try {
+    await client.del(keys.jobPace(id)); // the job's pace (see pace.ts) is of no use either
     let cursor = '0';
     do {
       const [next, entries] = await client.sscan(keys.jobChunks(id), cursor, 'COUNT', PAGE);

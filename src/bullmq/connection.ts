@@ -52,6 +52,8 @@ export interface FleetKeys {
   readonly chunksIndexed: string;
   /** The index of job `jobId`'s chunks: a SET of `<queue>:<chunk id>` (see chunk-index.ts). */
   jobChunks(jobId: string): string;
+  /** The verification pace workers measured on job `jobId`, in milliseconds per address (see pace.ts). */
+  jobPace(jobId: string): string;
   /** The queue of greylisting retries of one worker (only that worker takes from it). */
   retryQueue(workerId: string): string;
 }
@@ -75,6 +77,7 @@ export function fleetKeys(options: FleetOptions): FleetKeys {
     webhookClaims: `${prefix}:fleet:webhook:`,
     chunksIndexed: `${prefix}:fleet:chunks-indexed`,
     jobChunks: (jobId) => `${prefix}:fleet:chunks:${jobId}`,
+    jobPace: (jobId) => `${prefix}:fleet:pace:${jobId}`,
     retryQueue: (workerId) => `verify-retry-${workerId}`,
   };
 }

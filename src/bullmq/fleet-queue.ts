@@ -6,19 +6,28 @@
 import { randomUUID } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { FleetJobStore } from '../bulk/runner.js';
+import type { FleetJobStore, UnqueuedInputs } from '../bulk/runner.js';
 import type { Clock } from '../bulk/types.js';
 import { MailvetError } from '../errors.js';
 import { addIndexed } from './chunk-index.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
 import type { BullMq, FleetKeys } from './connection.js';
 import { indexEarlierChunks } from './earlier-chunks.js';
+import { type ChunkSizing, chunkSizeFor, readPace } from './pace.js';
 import { writeStore } from './store-failure.js';
 
 /** Addresses read from the store at once when the queue is rebuilt. */
 const REBUILD_WINDOW = 32_768;
 /** Most overdue retries handed to any worker per reconcile pass. */
 const OVERDUE_BATCH = 1000;
+
+/**
+ * How much of a job is queued ahead of the workers: this many chunks of its current size. The rest of its inputs
+ * waits in the database, to be cut by the pace its first chunks tell (see pace.ts).
+ */
+const AHEAD_CHUNKS = 128;
+/** Inputs rows (each at most INPUT_CHUNK addresses) read from the store at once when a job is fed. */
+const FEED_ROWS = 4;
 
 /** How a chunk job is kept on the queue (`attempts` is the runner's `chunkAttempts`). */
 const CHUNK_OPTIONS: JobsOptions = {
@@ -36,8 +45,7 @@ export interface Open {
 }
 
 /** The runner's settings the queue uses. */
-export interface QueueSettings {
-  readonly chunkSize: number;
+export interface QueueSettings extends ChunkSizing {
   readonly chunkAttempts: number;
   readonly retryFallbackMs: number;
 }
@@ -76,21 +84,96 @@ export class FleetQueue {
   }
 
   /**
-   * Queues the new inputs of job `id` now; if Redis refuses, the inputs are committed already and the next
-   * reconcile pass queues them, so the call that added them still succeeds.
+   * Queues the new inputs of job `id` now (as much as {@link feed} does); if Redis refuses, the inputs are committed
+   * already and the next reconcile pass queues them, so the call that added them still succeeds.
    */
   async queueSoon(open: Open, id: string): Promise<void> {
-    await this.enqueueInputs(open, id).catch(() => {});
+    this.#queuedWhole.delete(id);
+    await this.feed(open, id).catch(() => {});
   }
 
-  /** Puts the inputs of `id` (of every job, without an id) that no chunk holds yet on the queue. */
-  async enqueueInputs(open: Open, id?: string): Promise<void> {
-    const rows = await writeStore('read the addresses', () => this.#store.fleetUnqueued(id));
-    for (const row of rows) {
-      const chunks = chunksOf(row.id, firstTries(row.first, row.emails), this.#settings.chunkSize);
-      await this.#enqueue(open, chunks, (k) => `${row.id}.${row.first}.${k}`);
-      await writeStore('mark the addresses queued', () => this.#store.fleetQueued(row.id, [row.first]));
+  /** Jobs being fed, and those to feed again when that ends (a progress event came meanwhile). */
+  readonly #feeding = new Map<string, Promise<void>>();
+  readonly #feedAgain = new Set<string>();
+  /**
+   * Jobs this node found wholly queued: their progress events feed nothing (inputs added through another node are
+   * queued by that node, or by the next reconcile pass of any node).
+   */
+  readonly #queuedWhole = new Set<string>();
+
+  /** Forgets job `id` (it ended or was deleted). */
+  ended(id: string): void {
+    this.#queuedWhole.delete(id);
+  }
+
+  /**
+   * Tops up the queue of job `id` (a progress event of it: its chunks are being taken), one feed of a job at a time
+   * (an event during one runs another after it). Failures are left to the next reconcile pass.
+   */
+  fed(open: Open, id: string): void {
+    if (this.#queuedWhole.has(id)) return;
+    if (this.#feeding.has(id)) {
+      this.#feedAgain.add(id);
+      return;
     }
+    const run = (async () => {
+      do {
+        this.#feedAgain.delete(id);
+        await this.feed(open, id).catch(() => {});
+      } while (this.#feedAgain.has(id) && !this.#context.closing());
+    })().finally(() => this.#feeding.delete(id));
+    this.#feeding.set(id, run);
+  }
+
+  /** Waits for the feeds in progress (closing). */
+  async fedAll(): Promise<void> {
+    await Promise.all([...this.#feeding.values()]);
+  }
+
+  /**
+   * Puts inputs of job `id` that no chunk holds yet on the queue, cut by the job's pace (see pace.ts), until
+   * {@link AHEAD_CHUNKS} chunks of that size wait ahead of the workers; while the pace is unknown, one inputs row
+   * per call.
+   */
+  async feed(open: Open, id: string): Promise<void> {
+    const pace = await readPace(open.client, this.#keys, id);
+    const size = chunkSizeFor(pace, this.#settings);
+    const window = AHEAD_CHUNKS * size;
+    // Until the pace is known, one row per feed: the first chunks of a job tell it soon.
+    let rowsLeft = pace === undefined ? 1 : Number.POSITIVE_INFINITY;
+    let ahead = await writeStore('read the job', () => this.#store.fleetAhead(id));
+    while (ahead < window && rowsLeft > 0) {
+      const rows = await writeStore('read the addresses', () =>
+        this.#store.fleetUnqueued(id, Math.min(FEED_ROWS, rowsLeft)),
+      );
+      if (rows.length === 0) {
+        this.#queuedWhole.add(id);
+        return;
+      }
+      for (const row of rows) {
+        await this.#queueRow(open, row, size);
+        ahead += row.emails.length;
+        rowsLeft--;
+        if (ahead >= window) return;
+      }
+    }
+  }
+
+  /** Feeds every job with inputs no chunk holds yet (the reconcile pass). */
+  async enqueueInputs(open: Open): Promise<void> {
+    const rows = await writeStore('read the addresses', () => this.#store.fleetUnqueued(undefined, 1));
+    for (const id of new Set(rows.map((row) => row.id))) await this.feed(open, id);
+  }
+
+  /**
+   * Queues one inputs row in chunks of `size`, then marks it queued. The chunk ids name the size: API nodes that cut
+   * the same row alike queue each chunk once, and a row cut in two ways (two paces) is queued twice, never lost.
+   */
+  async #queueRow(open: Open, row: UnqueuedInputs, size: number): Promise<void> {
+    const chunks = chunksOf(row.id, firstTries(row.first, row.emails), size);
+    const tag = size === this.#settings.chunkSize ? '' : `s${size}.`;
+    await this.#enqueue(open, chunks, (k) => `${row.id}.${row.first}.${tag}${k}`);
+    await writeStore('mark the addresses queued', () => this.#store.fleetQueued(row.id, [row.first]));
   }
 
   /**
@@ -166,6 +249,7 @@ export class FleetQueue {
   async #rebuild(open: Open, generation: string): Promise<void> {
     const now = this.#context.clock.now();
     for (const record of await this.#store.fleetProcessing()) {
+      const size = chunkSizeFor(await readPace(open.client, this.#keys, record.id), this.#settings);
       const final = new Set(await this.#store.finalPositions(record.id));
       const waiting = new Map(
         (await this.#store.getRetries(record.id)).map((retry) => [retry.position, retry]),
@@ -185,7 +269,7 @@ export class FleetQueue {
             await this.#enqueue(open, chunksOf(record.id, [item], 1), () => id, retry.dueAt - now);
           }
         }
-        const chunks = chunksOf(record.id, items, this.#settings.chunkSize);
+        const chunks = chunksOf(record.id, items, size);
         const base = k;
         await this.#enqueue(open, chunks, (j) => `${record.id}.b${generation}.${base + j}`);
         k += chunks.length;

@@ -7,8 +7,22 @@ import type { FleetOptions } from './connection.js';
 
 /** Options of {@link bullmqRunner}. */
 export interface BullmqRunnerOptions extends FleetOptions {
-  /** Most positions in one chunk (the unit a worker takes; positions of a domain are kept together). @default 100 */
+  /**
+   * Fewest positions in one chunk (the unit a worker takes; positions of a domain are kept together), 1-10,000: the
+   * size of a job's chunks while its pace is unknown, and of those whose verification is slow (SMTP). @default 100
+   */
   readonly chunkSize?: number;
+  /**
+   * Most positions in one chunk, 1-10,000 (raised to `chunkSize` if below it): the size of chunks of fast work
+   * (offline checks, cached verdicts). @default 4096
+   */
+  readonly maxChunkSize?: number;
+  /**
+   * How long a chunk should take to verify in a worker, in milliseconds (1-600,000): once workers report a job's pace
+   * (a chunk's verification time per address, as it shares the worker with its other chunks), its next chunks hold
+   * about this many milliseconds of work, within `chunkSize`..`maxChunkSize`. @default 2000
+   */
+  readonly chunkTargetMs?: number;
   /**
    * How often this API node checks that the queue holds the work the database says is pending, in milliseconds:
    * inputs never queued (a node died between the two writes), Redis emptied (lost its data), greylisting
@@ -33,6 +47,8 @@ export interface BullmqRunnerOptions extends FleetOptions {
 /** The defaults of {@link BullmqRunnerOptions}. */
 export const RUNNER_DEFAULTS = Object.freeze({
   chunkSize: 100,
+  maxChunkSize: 4096,
+  chunkTargetMs: 2000,
   reconcileMs: 5000,
   retryFallbackMs: 60_000,
   pollMs: 1000,
@@ -44,8 +60,24 @@ export type RunnerSettings = Readonly<Record<keyof typeof RUNNER_DEFAULTS, numbe
 
 /** Validates the runner's own options (an `OptionsError` names a bad one) and fills in the defaults. */
 export function runnerSettings(options: BullmqRunnerOptions): RunnerSettings {
+  const chunkSize = integerOption(options.chunkSize, 'chunkSize', RUNNER_DEFAULTS.chunkSize, 1, 10_000);
+  const maxChunkSize = integerOption(
+    options.maxChunkSize,
+    'maxChunkSize',
+    RUNNER_DEFAULTS.maxChunkSize,
+    1,
+    10_000,
+  );
   return {
-    chunkSize: integerOption(options.chunkSize, 'chunkSize', RUNNER_DEFAULTS.chunkSize, 1, 10_000),
+    chunkSize,
+    maxChunkSize: Math.max(chunkSize, maxChunkSize),
+    chunkTargetMs: integerOption(
+      options.chunkTargetMs,
+      'chunkTargetMs',
+      RUNNER_DEFAULTS.chunkTargetMs,
+      1,
+      600_000,
+    ),
     reconcileMs: integerOption(
       options.reconcileMs,
       'reconcileMs',

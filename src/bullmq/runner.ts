@@ -128,11 +128,15 @@ class FleetJobs implements JobEngine {
         cause: error,
       });
     }
+    const open = { bullmq, queue, client, subscriber };
     subscriber.on('message', (_channel: string, message: string) => {
       const event = parseEvent(message);
-      if (event !== undefined) this.#news.heard(event);
+      if (event === undefined) return;
+      this.#news.heard(event);
+      // A job's chunks are being taken: its queue is topped up, cut by the pace its workers report.
+      if (event.event === 'progress' && !this.#closing) this.#queue.fed(open, event.id);
+      else if (event.event !== 'progress') this.#queue.ended(event.id);
     });
-    const open = { bullmq, queue, client, subscriber };
     await this.#queue.reconcile(open);
     return open;
   }
@@ -291,6 +295,7 @@ class FleetJobs implements JobEngine {
    */
   async #forget(open: Open, id: string): Promise<void> {
     this.#context.forgotten(id); // the manager frees what the job held (heldBytes)
+    this.#queue.ended(id);
     await forgetJobChunks(open.bullmq, open.client, this.#keys, id).catch(() => {});
     const claims = WEBHOOK_FINAL_EVENTS.map((event) => `${this.#keys.webhookClaims}${id}:${event}`);
     await open.client.del(...claims).catch(() => {});
@@ -383,6 +388,7 @@ class FleetJobs implements JobEngine {
     this.#news.stop();
     const open = await this.#open.catch(() => undefined);
     await this.#queue.settled();
+    await this.#queue.fedAll();
     if (open !== undefined) {
       await open.queue.close().catch(() => {});
       open.subscriber.disconnect();

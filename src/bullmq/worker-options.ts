@@ -57,6 +57,17 @@ export interface WorkerJobEvent {
   readonly record: JobRecord;
   /** Results this chunk wrote (0 for `failed`). */
   readonly written: number;
+  /** Positions of the chunk this worker verified (those without a result yet); absent for `failed`. */
+  readonly addresses?: number;
+  /** Time the chunk spent verifying, in milliseconds; absent for `failed`. */
+  readonly verifyMs?: number;
+  /** Time the chunk spent in the store: reading what it needs, committing its results, in milliseconds; absent for `failed`. */
+  readonly storeMs?: number;
+  /**
+   * Time the chunk spent in Redis after its commit, in milliseconds: its events and pace, retries, the clean-up of a
+   * job it completed; absent for `failed`. BullMQ's own taking and acknowledging of the chunk is not in it.
+   */
+  readonly queueMs?: number;
 }
 
 /** A running fleet worker. */

@@ -29,6 +29,7 @@ import {
 } from './connection.js';
 import { type FleetEvent, publish } from './events.js';
 import { beat, leave } from './heartbeat.js';
+import { PaceMeter, report } from './pace.js';
 import { storeFailureOf } from './store-failure.js';
 import {
   type FleetWorker,
@@ -203,6 +204,9 @@ class ChunkFailedError extends MailvetError {
 
 /** The work of one chunk. */
 class ChunkRun {
+  /** This worker's pace of each job (reported to the API nodes, which size chunks by it). */
+  readonly pace = new PaceMeter();
+
   constructor(
     private readonly store: FleetJobStore,
     private readonly verifier: BulkVerifier,
@@ -290,7 +294,10 @@ class ChunkRun {
    */
   async process(data: unknown, attempts: number): Promise<void> {
     if (!isChunkData(data)) throw new TypeError('a chunk of the queue is malformed');
+    const split = { verifyMs: 0, storeMs: 0, queueMs: 0 };
+    let started = performance.now();
     const state = await this.persist(() => this.store.fleetState(data.job, data.positions));
+    split.storeMs += performance.now() - started;
     if (state === undefined || state.record.status === 'failed') return; // deleted or failed: nothing to do
     const todo: number[] = [];
     for (let i = 0; i < data.positions.length; i++) {
@@ -300,7 +307,10 @@ class ChunkRun {
       todo.push(i);
     }
     if (todo.length === 0) return;
+    started = performance.now();
     const results = await this.verifyAll(data, todo);
+    split.verifyMs = performance.now() - started;
+    const pace = this.pace.add(data.job, todo.length, split.verifyMs);
     const delays = state.record.greylistDelaysMs;
     const now = Date.now();
     const positions: number[] = [];
@@ -322,25 +332,33 @@ class ChunkRun {
         finals.push(result);
       }
     }
+    started = performance.now();
     const committed = await this.persist(() =>
       this.store.fleetCommit(data.job, positions, finals, waits, Date.now()),
     );
+    split.storeMs += performance.now() - started;
     if (committed === undefined) return;
-    this.tell({ event: 'chunk', record: committed.record, written: committed.written });
-    if (committed.completed)
-      this.tell({ event: 'complete', record: committed.record, written: committed.written });
+    started = performance.now();
     // A job finished meanwhile made these positions final in the commit: nothing to retry.
     if (waits.length > 0 && committed.record.greylistDelaysMs.length > 0)
       await this.scheduleRetries(data, todo, waits, attempts);
     const events: FleetEvent[] = [];
     if (committed.written > 0) events.push({ event: 'progress', id: data.job });
     if (committed.completed) events.push({ event: 'complete', id: data.job });
-    for (const event of events) await publish(this.client, this.keys.events, event).catch(this.onError);
+    // The pace and the events in one round trip (the API nodes cut the job's next chunks by the pace).
+    await report(this.client, this.keys, data.job, committed.completed ? undefined : pace, events).catch(
+      this.onError,
+    );
     if (committed.completed) {
+      this.pace.forget(data.job);
       // The job's other chunks (duplicates, retries of a worker that is gone) are of no use now.
       const total = committed.record.total;
       await forgetJobChunks(this.bullmq, this.client, this.keys, data.job, total).catch(this.onError);
     }
+    split.queueMs = performance.now() - started;
+    const told = { record: committed.record, written: committed.written, addresses: todo.length, ...split };
+    this.tell({ event: 'chunk', ...told });
+    if (committed.completed) this.tell({ event: 'complete', ...told });
   }
 
   /** Verifies the positions `todo` (indices into the chunk), each distinct address once, `perChunk` at a time. */

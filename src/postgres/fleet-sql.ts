@@ -9,6 +9,7 @@ import type { JobRecord } from '../bulk/types.js';
 import { STATUSES, type Status, type VerificationResult } from '../result.js';
 import type { WebhookEventType } from '../webhooks/log.js';
 import type { SqlClient, SqlDriver } from './driver.js';
+import { commitParams, commitSql } from './fleet-commit.js';
 import {
   INPUT_CHUNK,
   inputChunk,
@@ -28,6 +29,7 @@ export type FleetOperations = Pick<
   | 'fleetAppend'
   | 'fleetStart'
   | 'fleetUnqueued'
+  | 'fleetAhead'
   | 'fleetQueued'
   | 'fleetProcessing'
   | 'fleetState'
@@ -152,19 +154,31 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
       });
     },
 
-    async fleetUnqueued(id) {
+    async fleetUnqueued(id, limit) {
       const rows = await driver.query(
-        `SELECT i.job_id, i.first, array_to_json(i.emails)::text AS emails FROM ${s}.inputs i
-           JOIN ${s}.jobs j ON j.id = i.job_id
-         WHERE NOT i.queued AND j.fleet AND j.armed AND j.status = 'processing' AND ($1::text IS NULL OR j.id = $1)
-         ORDER BY j.seq, i.first`,
-        [id ?? null],
+        `SELECT i.job_id, i.first, array_to_json(i.emails)::text AS emails FROM (
+           SELECT i.job_id, i.first, j.seq, row_number() OVER (PARTITION BY i.job_id ORDER BY i.first) AS n
+           FROM ${s}.inputs i JOIN ${s}.jobs j ON j.id = i.job_id
+           WHERE NOT i.queued AND j.fleet AND j.armed AND j.status = 'processing' AND ($1::text IS NULL OR j.id = $1)
+         ) u JOIN ${s}.inputs i ON i.job_id = u.job_id AND i.first = u.first
+         WHERE $2::integer IS NULL OR u.n <= $2 ORDER BY u.seq, u.first`,
+        [id ?? null, limit ?? null],
       );
       return rows.map((row) => ({
         id: String(row.job_id),
         first: num(row.first),
         emails: JSON.parse(row.emails as string) as string[],
       }));
+    },
+
+    async fleetAhead(id) {
+      const rows = await driver.query(
+        `SELECT (SELECT coalesce(sum(cardinality(i.emails)), 0) FROM ${s}.inputs i WHERE i.job_id = j.id AND i.queued)
+           - j.completed - (SELECT count(*) FROM ${s}.retries r WHERE r.job_id = j.id) AS ahead
+         FROM ${s}.jobs j WHERE j.id = $1`,
+        [id],
+      );
+      return rows.length === 0 ? 0 : Math.max(0, num(rows[0]!.ahead));
     },
 
     async fleetQueued(id, firsts) {
@@ -183,92 +197,42 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
     },
 
     async fleetState(id, positions) {
-      const rows = await driver.query(`SELECT * FROM ${s}.jobs WHERE id = $1`, [id]);
-      if (rows.length === 0) return undefined;
-      const list = positions.join(',');
-      const final = await driver.query(
-        `SELECT position FROM ${s}.results WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
-        [id, list],
+      // One round trip: the job, and which of the positions are final or waiting for a retry.
+      const rows = await driver.query(
+        `SELECT j.*,
+           (SELECT string_agg(r.position::text, ',') FROM ${s}.results r
+             WHERE r.job_id = j.id AND r.position = ANY(string_to_array($2, ',')::integer[])) AS final_positions,
+           (SELECT string_agg(w.position || ':' || w.attempt, ',') FROM ${s}.retries w
+             WHERE w.job_id = j.id AND w.position = ANY(string_to_array($2, ',')::integer[])) AS waiting_positions
+         FROM ${s}.jobs j WHERE j.id = $1`,
+        [id, positions.join(',')],
       );
-      const waiting = await driver.query(
-        `SELECT position, attempt FROM ${s}.retries WHERE job_id = $1
-           AND position = ANY(string_to_array($2, ',')::integer[])`,
-        [id, list],
-      );
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      const waiting = new Map<number, number>();
+      for (const pair of splitList(row.waiting_positions)) {
+        const [position, attempt] = pair.split(':');
+        waiting.set(Number(position), Number(attempt));
+      }
       return {
-        record: recordOfRow(rows[0]!),
-        final: new Set(final.map((row) => num(row.position))),
-        waiting: new Map(waiting.map((row) => [num(row.position), num(row.attempt)])),
+        record: recordOfRow(row),
+        final: new Set(splitList(row.final_positions).map(Number)),
+        waiting,
       };
     },
 
     async fleetCommit(id, finalPositions, finalResults, waits, now) {
       if (finalPositions.length !== finalResults.length)
         throw new RangeError('positions and results differ in length');
-      return driver.transaction(async (client) => {
-        const before = await lock(client, id);
-        if (before === undefined || before.status === 'failed') return undefined;
-        let positions = finalPositions;
-        let results = finalResults;
-        let retries = waits;
-        if (retries.length > 0 && before.greylistDelaysMs.length === 0) {
-          // The job was finished while this chunk ran: its greylisted positions are final, not retried.
-          positions = [...positions, ...retries.map((retry) => retry.position)];
-          results = [...results, ...retries.map((retry) => unretriedResult(retry.result, retry.dueAt))];
-          retries = [];
-        }
-        const counts: Record<Status, number> = { ...before.counts };
-        for (const status of STATUSES) counts[status] ??= 0;
-        let written = 0;
-        if (positions.length > 0) {
-          const list = positions.join(',');
-          const inserted = await client.query(
-            `INSERT INTO ${s}.results (job_id, position, status, result)
-             SELECT $1, * FROM unnest(string_to_array($2, ',')::integer[], string_to_array($3, ','),
-               string_to_array($4, E'\\n')) ON CONFLICT DO NOTHING RETURNING status`,
-            [id, list, results.map((result) => result.status).join(','), texts(results).join('\n')],
-          );
-          const added: Partial<Record<Status, number>> = {};
-          for (const row of inserted) {
-            counts[row.status as Status]++;
-            added[row.status as Status] = (added[row.status as Status] ?? 0) + 1;
-          }
-          written = inserted.length;
-          // Usage of the job's owner: counted in the same commit as the results, so exactly once.
-          await insertBulkUsage(client, s, before.owner, now, added);
-          await client.query(
-            `DELETE FROM ${s}.retries WHERE job_id = $1 AND position = ANY(string_to_array($2, ',')::integer[])`,
-            [id, list],
-          );
-        }
-        if (retries.length > 0) {
-          await client.query(
-            `INSERT INTO ${s}.retries (job_id, position, attempt, due_at, result)
-             SELECT $1, r.* FROM unnest($2::integer[], $3::integer[], $4::bigint[], $5::text[])
-               AS r(position, attempt, due_at, result)
-             WHERE NOT EXISTS (SELECT 1 FROM ${s}.results x WHERE x.job_id = $1 AND x.position = r.position)
-             ON CONFLICT (job_id, position) DO UPDATE SET attempt = excluded.attempt, due_at = excluded.due_at,
-               result = excluded.result WHERE ${s}.retries.attempt <= excluded.attempt`,
-            [
-              id,
-              retries.map((retry) => retry.position),
-              retries.map((retry) => retry.attempt),
-              retries.map((retry) => retry.dueAt),
-              texts(retries.map((retry) => retry.result)),
-            ],
-          );
-        }
-        const done = before.completed + written;
-        const completed = before.status === 'processing' && done >= before.total;
-        if (written === 0 && !completed) return { record: before, written, completed };
-        const record = await save(client, {
-          ...before,
-          completed: done,
-          counts,
-          ...(completed ? { status: 'complete' as const, completedAt: now } : {}),
-        });
-        return { record, written, completed };
-      });
+      const rows = await driver.query(
+        commitSql(s),
+        commitParams(id, finalPositions, finalResults, waits, now),
+      );
+      const row = rows[0];
+      if (row === undefined) return undefined; // deleted, or failed: nothing was written
+      const written = num(row.written_now);
+      const completed = row.completed_now === true;
+      return { record: recordOfRow(row), written, completed };
     },
 
     async fleetFail(id, error, now) {
@@ -398,4 +362,9 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
         }));
     },
   };
+}
+
+/** The items of a comma-separated list column (`NULL` is none). */
+function splitList(value: unknown): string[] {
+  return typeof value === 'string' && value !== '' ? value.split(',') : [];
 }
