@@ -4,8 +4,8 @@
  * type; an adapter never imports another adapter (shared parsing lives in src/io); the core, the bulk layer and
  * the HTTP handler import no `node:*` module; no import circle, type-only imports included.
  *
- * EXCEPTIONS below lists each violation that exists today, by file, with why and who removes it. It is matched
- * exactly (the same edge, or a circle of the same modules): any new violation fails the lint.
+ * There are no exceptions: every rule holds for every file (issue 31 removed the last of the violations that
+ * existed when the rule came). Do not add a known-violations list to get a change through; move the code.
  */
 
 /**
@@ -54,42 +54,11 @@ const SEAMS = '^src/(dns|smtp|webhooks)/';
  * GET /v1/diagnostics expose, so it sits below them). */
 const JOBS = '^src/(bulk|postgres|bullmq|doctor)/';
 const ADAPTERS = '^src/(http|cli|console)/';
-/** The HTTP handler and its routes: everything in src/http but the Node listener (node.ts, light.ts). */
-const HANDLER = { path: '^src/http/', pathNot: '^src/http/(node|node-request|light)\\.ts$' };
-
 /**
- * Today's violations: [rule, from, to, why]. For a circle, `to` is the list of its modules. Remove an entry
- * when its file is fixed (dependency-cruiser then reports nothing for it; an entry that matches nothing is
- * harmless but should go).
+ * The HTTP handler and its routes: everything in src/http but the Node listener (node.ts, node-request.ts,
+ * light.ts) and the Node runtime module (node-runtime.ts: the console files and the heap-based limits).
  */
-const EXCEPTIONS = [
-  // --- An adapter that composes another: `mailvet serve` starts the HTTP adapter (src/cli/serve.ts,
-  // store-safety).
-  ['adapter-to-adapter', 'cli/serve', 'http/node', 'store-safety: mailvet serve starts the HTTP listener'],
-  ['adapter-to-adapter', 'cli/serve', 'http/auth', 'store-safety: mailvet serve checks API keys'],
-  ['adapter-to-adapter', 'cli/serve', 'http/request-log', 'logs: mailvet serve logs the requests it serves'],
-  // --- The handler reads the built console from disk and V8's heap size for a default limit (test-infra
-  // follow-up: the Node listener reads them and hands the handler values).
-  ['handler-runtime-free', 'http/console', 'fs', 'readConsole() reads dist/console'],
-  ['handler-runtime-free', 'http/console', 'url', 'the default console directory'],
-  ['handler-runtime-free', 'http/limits', 'v8', 'defaultMaxAddressesPerKey() reads the heap limit'],
-];
-
-/** Node built-ins keep their name; a module is named without src/ and .ts above. */
-const file = (name) => (['fs', 'url', 'v8'].includes(name) ? name : `src/${name}.ts`);
-
-/** EXCEPTIONS in dependency-cruiser's known-violations form. */
-const knownViolations = EXCEPTIONS.map(([rule, from, to]) =>
-  Array.isArray(to)
-    ? {
-        type: 'cycle',
-        from: file(to[0]),
-        to: file(to[1]),
-        rule: { name: rule, severity: 'error' },
-        cycle: to.map((name) => ({ name: file(name), dependencyTypes: [] })),
-      }
-    : { type: 'dependency', from: file(from), to: file(to), rule: { name: rule, severity: 'error' } },
-);
+const HANDLER = { path: '^src/http/', pathNot: '^src/http/(node|node-request|light|node-runtime)\\.ts$' };
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -131,6 +100,15 @@ module.exports = {
       to: { dependencyTypes: ['core'] },
     },
     {
+      name: 'handler-gets-its-platform',
+      comment:
+        "The handler and its routes get Node's defaults as an HttpPlatform: only createHandler (handler.ts), the " +
+        'Node listener and the entry point import the Node runtime module (or createHandler, which reaches it).',
+      severity: 'error',
+      from: { path: '^src/http/', pathNot: '^src/http/(index|handler|node|node-runtime)\\.ts$' },
+      to: { path: '^src/http/(node-runtime|handler)\\.ts$' },
+    },
+    {
       name: 'core-below-seams',
       comment: 'The core imports no seam, job or adapter module.',
       severity: 'error',
@@ -158,12 +136,20 @@ module.exports = {
       from: { path: '^src/(http|cli|console)/' },
       to: { path: ADAPTERS, pathNot: '^src/$1/' },
     },
+    {
+      name: 'api-server-for-the-cli',
+      comment:
+        'src/api-server.ts puts the HTTP adapter together for `mailvet serve` (so that the CLI does not import it): ' +
+        'only the CLI imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/api-server\\.ts$' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'types', 'default'] },
-    knownViolations,
   },
 };

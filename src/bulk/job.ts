@@ -6,8 +6,8 @@ import { isStatus, STATUSES, type Status, type VerificationResult, verdictOf } f
 import { verdictOnlyResult } from '../score.js';
 import { type JobCalls, jobCalls } from './known-call.js';
 import type { RetrySchedule } from './retry.js';
-import type { Job, JobError, JobRecord, JobSource, JobStatus, StoredRetry } from './types.js';
-import type { JobWork, RestoredPositions } from './work.js';
+import type { Job, JobError, JobRecord, JobSource, JobStatus } from './types.js';
+import type { JobWork } from './work.js';
 
 /** Everything the manager knows about a job it holds. */
 export interface LiveJob {
@@ -28,27 +28,8 @@ export interface LiveJob {
   /** The header of the job's source rows, set by its first rows; `null` while it has none. */
   source: JobSource | null;
   deleted: boolean;
-  /**
-   * Durable stores: another process holds the job's lease. The job is read-only here (refreshed from the
-   * store) until that lease expires and this manager takes the job over.
-   */
-  foreign: boolean;
-  /** Durable stores: reads of the job's record begun here; a claim counts as one. */
-  reads: number;
-  /** The number of the newest read applied to the job: an older read that answers later is dropped. */
-  readApplied: number;
   /** Pending work; `null` once the job is finished and nothing of it is in flight. */
   work: JobWork | null;
-  /** Durable stores: positions below this were read from the store into `work` (see the manager's window). */
-  loadedUpTo: number;
-  /** Durable stores: positions below this have their inputs committed to the store. */
-  storedUpTo: number;
-  /** Durable stores: a window is being read. */
-  loading: boolean;
-  /** Durable stores: how many addresses the job's next window reads (sized in bytes: see bulk/window.ts). */
-  window: number;
-  /** A recovered job: what the store said of its positions below `upTo` when it was taken over. */
-  restored: (RestoredPositions & { readonly upTo: number }) | null;
   /** Greylisting retries waiting for their delay. */
   retries: RetrySchedule | null;
   /** This job's greylisting retry delays (its own, or the manager's); `[]` once the job was finished early. */
@@ -63,13 +44,6 @@ export interface LiveJob {
   bufferResults: VerificationResult[];
   /** The estimated bytes of `bufferResults` ({@link resultBytes}). */
   bufferBytes: number;
-  /** Durable stores: final results accounted for but not yet committed (with the record, in one transaction). */
-  commitPositions: number[];
-  commitResults: VerificationResult[];
-  /** Durable stores: the estimated bytes of `commitResults`. */
-  commitBytes: number;
-  /** Durable stores: greylisted positions that started waiting since the last commit. */
-  retryWrites: StoredRetry[];
   /** Results the store refused (it threw): kept here so that none is lost. */
   unsaved: Map<number, VerificationResult> | null;
   storeBroken: boolean;
@@ -117,24 +91,12 @@ export function liveJob(start: JobStart, fresh = false): LiveJob {
     ...start,
     calls: jobCalls(start.owner, fresh),
     deleted: false,
-    foreign: false,
-    reads: 0,
-    readApplied: 0,
-    loadedUpTo: 0,
-    storedUpTo: 0,
-    loading: false,
-    window: 0,
-    restored: null,
     retries: null,
     interim: new Map(),
     inFlight: 0,
     bufferPositions: [],
     bufferResults: [],
     bufferBytes: 0,
-    commitPositions: [],
-    commitResults: [],
-    commitBytes: 0,
-    retryWrites: [],
     unsaved: null,
     storeBroken: false,
     dirty: false,
@@ -147,9 +109,12 @@ export function liveJob(start: JobStart, fresh = false): LiveJob {
   };
 }
 
-/** The live state of a job read back from a store (its work, if any, is restored separately). */
+/**
+ * The live state of a job read back from a store (its work, if any, is restored separately; a durable store's window
+ * takes its inputs as stored and read, bulk/window.ts).
+ */
 export function liveJobOf(record: JobRecord): LiveJob {
-  const job = liveJob({
+  return liveJob({
     id: record.id,
     owner: record.owner,
     name: record.name,
@@ -166,10 +131,6 @@ export function liveJobOf(record: JobRecord): LiveJob {
     work: null,
     greylistDelaysMs: record.greylistDelaysMs,
   });
-  // Its inputs are stored and, unless the job is recovered (which reads them again), done with.
-  job.loadedUpTo = record.total;
-  job.storedUpTo = record.total;
-  return job;
 }
 
 /** Copies what may have changed in the store into a job this manager does not process (or just took over). */

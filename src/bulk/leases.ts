@@ -87,9 +87,23 @@ export function leaseKeeper(store: DurableJobStore, context: LeaseContext): JobL
   return new LeaseKeeper(store, context);
 }
 
+/** What the lease keeper knows of a job's lease: its own state, which no other object sees. */
+interface LeaseState {
+  /**
+   * Another process holds the job's lease. The job is read-only here (refreshed from the store) until that lease
+   * expires and this manager takes the job over.
+   */
+  foreign: boolean;
+  /** Reads of the job's record begun here; a claim counts as one. */
+  reads: number;
+  /** The number of the newest read applied to the job: an older read that answers later is dropped. */
+  readApplied: number;
+}
+
 class LeaseKeeper implements JobLeases {
   readonly #store: DurableJobStore;
   readonly #context: LeaseContext;
+  readonly #leases = new WeakMap<LiveJob, LeaseState>();
   readonly opened: Promise<void>;
   #recovering = true;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -103,6 +117,16 @@ class LeaseKeeper implements JobLeases {
 
   recovering(): boolean {
     return this.#recovering;
+  }
+
+  /** The lease state of `job`: held here, with no read begun, until told otherwise. */
+  #lease(job: LiveJob): LeaseState {
+    let lease = this.#leases.get(job);
+    if (lease === undefined) {
+      lease = { foreign: false, reads: 0, readApplied: 0 };
+      this.#leases.set(job, lease);
+    }
+    return lease;
   }
 
   async whenOpen(): Promise<void> {
@@ -144,7 +168,7 @@ class LeaseKeeper implements JobLeases {
     try {
       for (const record of await store.listJobs()) {
         const job = liveJobOf(record);
-        job.foreign = !isFinished(job); // until claimed below, or later when its holder's lease expires
+        this.#lease(job).foreign = !isFinished(job); // until claimed below, or later when its holder's lease expires
         this.#context.jobs.set(record.id, job);
       }
       await this.#claim();
@@ -170,10 +194,11 @@ class LeaseKeeper implements JobLeases {
         job = liveJobOf(record);
         jobs.set(job.id, job);
       } else {
-        job.readApplied = ++job.reads; // a read begun before the claim answers with an older record: dropped
+        const lease = this.#lease(job);
+        lease.readApplied = ++lease.reads; // a read begun before the claim answers with an older record: dropped
         refreshJob(job, record);
       }
-      job.foreign = true; // read-only here until its pending work is rebuilt
+      this.#lease(job).foreign = true; // read-only here until its pending work is rebuilt
       await this.#resume(job);
     }
     this.#context.pump();
@@ -190,14 +215,14 @@ class LeaseKeeper implements JobLeases {
     } catch {
       return; // still foreign and leased here: #tend finds it among the leases it renews
     }
-    job.foreign = false;
+    this.#lease(job).foreign = false;
     this.#context.resumed(job);
   }
 
   /** Re-reads the jobs another process holds, so that reads here follow their progress. */
   async #refreshForeign(): Promise<void> {
     for (const job of [...this.#context.jobs.values()]) {
-      if (job.foreign && !job.deleted) await this.#reload(job);
+      if (this.#lease(job).foreign && !job.deleted) await this.#reload(job);
     }
   }
 
@@ -207,19 +232,20 @@ class LeaseKeeper implements JobLeases {
    * took the job over, is dropped: it would move the job back.
    */
   async #reload(job: LiveJob): Promise<void> {
-    const read = ++job.reads;
+    const lease = this.#lease(job);
+    const read = ++lease.reads;
     const record = await this.#store.getJob(job.id);
     // Taken over here while the read ran (this manager's state is the job's now), or a newer read came first.
-    if (!job.foreign || job.deleted || read < job.readApplied) return;
-    job.readApplied = read;
+    if (!lease.foreign || job.deleted || read < lease.readApplied) return;
+    lease.readApplied = read;
     if (record === undefined) {
       this.#context.forget(job);
       return;
     }
     const completed = job.completed;
     refreshJob(job, record);
-    if (isFinished(job)) job.foreign = false;
-    if (job.completed !== completed || !job.foreign) this.#context.wake(job);
+    if (isFinished(job)) lease.foreign = false;
+    if (job.completed !== completed || !lease.foreign) this.#context.wake(job);
   }
 
   async adopt(id: string): Promise<LiveJob | undefined> {
@@ -233,14 +259,15 @@ class LeaseKeeper implements JobLeases {
     const known = this.#context.jobs.get(id); // adopted (or claimed) by another call while this one read
     if (known !== undefined) return known;
     const job = liveJobOf(record);
-    job.foreign = !isFinished(job); // until its holder's lease expires and a claim takes it over
-    job.readApplied = ++job.reads;
+    const lease = this.#lease(job);
+    lease.foreign = !isFinished(job); // until its holder's lease expires and a claim takes it over
+    lease.readApplied = ++lease.reads;
     this.#context.jobs.set(id, job);
     return job;
   }
 
   async current(job: LiveJob): Promise<void> {
-    if (!job.foreign) return;
+    if (!this.#lease(job).foreign) return;
     try {
       await this.#reload(job);
     } catch (error) {
@@ -249,7 +276,7 @@ class LeaseKeeper implements JobLeases {
   }
 
   assertHeld(job: LiveJob): void {
-    if (job.foreign) {
+    if (this.#lease(job).foreign) {
       throw new MailvetError(
         'lease_lost',
         'another mailvet process is processing this job; it can be changed there, or here once that process stops',
@@ -268,7 +295,7 @@ class LeaseKeeper implements JobLeases {
       for (const id of await this.#store.renewLeases()) {
         // A job leased here but still foreign is one whose take-over could not read its pending work yet.
         const job = this.#context.jobs.get(id);
-        if (job?.foreign && !job.deleted) await this.#resume(job);
+        if (job !== undefined && this.#lease(job).foreign && !job.deleted) await this.#resume(job);
       }
       await this.#claim();
       await this.#refreshForeign();

@@ -1,31 +1,31 @@
 /**
  * The in-process job engine of `BulkJobManager`: its jobs and the calls on them. The work is shared among objects
  * made in the constructor: {@link JobLife} (a job's transitions, what an answer makes of a position), the
- * {@link Scheduler} (which verification runs next), and three chosen once, memory or durable: the
- * {@link ResultSink}'s store writes, the job inputs (in memory, or a durable store's {@link inputWindow}) and the
- * leases (this process's, or a durable store's {@link leaseKeeper}). See docs/architecture.md, "Jobs".
+ * {@link Scheduler} (which verification runs next), {@link JobReads} (the reads, and the lookup of a job by id),
+ * the {@link retentionSweep}, and three chosen once by {@link storeObjects}, memory or durable: the
+ * {@link ResultSink}'s store writes, the job inputs (in memory, or a durable store's window) and the leases (this
+ * process's, or a durable store's keeper). See docs/architecture.md, "Jobs".
  * @module
  */
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import { createVerifier, type Verifier } from '../verifier.js';
-import { JobFinishedError, JobNotFoundError, StoreError } from './errors.js';
+import { JobFinishedError, StoreError } from './errors.js';
 import { isFinished, type LiveJob, liveJob, recordOf, snapshot, zeroCounts } from './job.js';
 import { JobLife } from './job-life.js';
+import { JobReads, missing } from './job-reads.js';
 import type { BulkVerifier, Job, JobList, StoreHealth } from './job-types.js';
-import { isDurableStore } from './job-types.js';
-import { type JobLeases, leaseKeeper, processLeases } from './leases.js';
+import type { JobLeases } from './leases.js';
 import type { ResolvedBulkOptions } from './options.js';
+import { type RetentionSweep, retentionSweep } from './retention.js';
 import type { JobRules } from './rules.js';
 import type { JobEngine, NewJob, ResultsView, RunnerContext } from './runner.js';
 import { Scheduler } from './scheduler.js';
-import { durableResults, memoryResults, ResultSink, type SinkContext } from './sink.js';
+import type { ResultSink, SinkContext } from './sink.js';
 import type { EncodedSource } from './source.js';
-import { AddStopped, type InputsContext, inputWindow, type JobInputs, memoryInputs } from './window.js';
+import { storeObjects } from './store-objects.js';
+import { AddStopped, type InputsContext, type JobInputs } from './window.js';
 import type { Task } from './work.js';
-
-/** Longest pause between two retention sweeps. */
-const SWEEP_EVERY_MAX_MS = 3_600_000;
 
 /** The in-process job engine: jobs are verified here, with the manager's verifier. */
 export class LocalEngine implements JobEngine {
@@ -41,7 +41,8 @@ export class LocalEngine implements JobEngine {
   readonly #life: JobLife;
   #closing = false;
   #closed: Promise<void> | undefined;
-  #sweepTimer: ReturnType<typeof setInterval> | undefined;
+  readonly #retention: RetentionSweep;
+  readonly #reads: JobReads;
   /** True when the store keeps source rows. */
   readonly keepsRows: boolean;
 
@@ -108,38 +109,46 @@ export class LocalEngine implements JobEngine {
       },
       yieldAfterMs: options.yieldAfterMs,
     };
-    const store = options.store;
-    const perDomain = options.perDomainConcurrency;
     // The one choice between a durable store and another: from here on, objects, never an `if` per method.
-    if (isDurableStore(store)) {
-      this.keepsRows = true;
-      this.#sink = new ResultSink(store, durableResults(store, sinkContext), sinkContext);
-      const window = inputWindow(store, perDomain, inputsContext);
-      this.#inputs = window;
-      this.#leases = leaseKeeper(store, {
+    const objects = storeObjects(
+      options.store,
+      options.perDomainConcurrency,
+      { sink: sinkContext, inputs: inputsContext },
+      {
         jobs: this.#jobs,
         closing: () => this.#closing,
-        restore: (job) => window.restore(job),
-        resumed: (job) => {
-          if (job.status === 'processing') this.#sink.scheduleFlush(job);
-          window.refill(job);
-          this.#life.wake(job);
-        },
+        fail: (job, error) => this.#life.fail(job, error),
         forget: (job) => this.#life.forget(job),
         wake: (job) => this.#life.wake(job),
         pump: () => this.#scheduler.pump(),
-      });
-    } else {
-      this.keepsRows = store.putRows !== undefined && store.getRows !== undefined;
-      this.#sink = new ResultSink(store, memoryResults(store, sinkContext), sinkContext);
-      this.#inputs = memoryInputs(store, perDomain, inputsContext);
-      this.#leases = processLeases({
-        fail: (job, error) => this.#life.fail(job, error),
-        sync: (job) => this.#sink.sync(job),
-      });
-    }
+      },
+    );
+    this.keepsRows = objects.keepsRows;
+    this.#sink = objects.sink;
+    this.#inputs = objects.inputs;
+    this.#leases = objects.leases;
+    this.#reads = new JobReads({
+      jobs: this.#jobs,
+      leases: this.#leases,
+      sink: this.#sink,
+      store: options.store,
+    });
+    this.#retention = retentionSweep({
+      jobs: this.#jobs,
+      clock: options.clock,
+      retentionMs: options.retentionMs,
+      expire: (job) => {
+        this.#life.forget(job);
+        this.#forgotten(job.id);
+        void this.#sink
+          .enqueue(job, () => this.#options.store.deleteJob(job.id))
+          .catch(() => {
+            // The store refused: the job is gone from this manager; a durable store keeps it until the next open.
+          });
+      },
+    });
     this.#leases.opened.then(
-      () => this.#watchRetention(),
+      () => this.#retention.start(),
       () => {}, // reported by every call that awaits it
     );
   }
@@ -221,8 +230,7 @@ export class LocalEngine implements JobEngine {
     source: EncodedSource | undefined,
   ): Promise<Job> {
     this.#assertOpen();
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
+    const job = await this.#reads.found(id, owner);
     this.#leases.assertHeld(job);
     this.#rules.admitAdd(job, owner, emails.length, source);
     let inputsSaved: Promise<void> | undefined;
@@ -270,8 +278,7 @@ export class LocalEngine implements JobEngine {
 
   async start(id: string, owner: string | null): Promise<Job> {
     this.#assertOpen();
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
+    const job = await this.#reads.found(id, owner);
     this.#leases.assertHeld(job);
     this.#rules.admitStart(job, owner);
     job.armed = true;
@@ -284,8 +291,7 @@ export class LocalEngine implements JobEngine {
 
   async finish(id: string, owner: string | null): Promise<Job> {
     this.#assertOpen();
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
+    const job = await this.#reads.found(id, owner);
     await this.#leases.current(job);
     if (this.#rules.admitFinish(job, owner)) {
       this.#leases.assertHeld(job);
@@ -295,83 +301,24 @@ export class LocalEngine implements JobEngine {
     return snapshot(job);
   }
 
-  async get(id: string, owner: string | null): Promise<Job | undefined> {
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner));
-    if (job === undefined) return undefined;
-    await this.#leases.current(job);
-    await this.#sink.sync(job);
-    return job.deleted ? undefined : snapshot(job);
+  get(id: string, owner: string | null): Promise<Job | undefined> {
+    return this.#reads.get(id, owner);
   }
 
-  async list(owner: string | null, offset: number, limit: number): Promise<JobList> {
-    await this.#leases.whenOpen();
-    const visible: LiveJob[] = [];
-    for (const job of this.#jobs.values()) if (job.owner === owner) visible.push(job);
-    const page = visible.slice(offset, offset + limit);
-    await Promise.all(page.map((job) => this.#leases.current(job)));
-    await Promise.all(page.map((job) => this.#sink.sync(job)));
-    return { jobs: page.filter((job) => !job.deleted).map(snapshot), total: visible.length };
+  list(owner: string | null, offset: number, limit: number): Promise<JobList> {
+    return this.#reads.list(owner, offset, limit);
   }
 
-  async view(id: string, owner: string | null): Promise<ResultsView> {
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
-    await this.#leases.current(job);
-    await this.#sink.sync(job);
-    if (job.deleted) throw new JobNotFoundError(id);
-    const store = this.#options.store;
-    return {
-      status: job.status,
-      total: job.total,
-      source: job.source,
-      snapshot: () => snapshot(job),
-      results: (offset, count) => this.#sink.read(job, offset, count),
-      rows: async (offset, count) => {
-        try {
-          return await this.#sink.enqueue(job, () => store.getRows?.(job.id, offset, count) ?? []);
-        } catch (error) {
-          throw new StoreError('read the rows', error);
-        }
-      },
-    };
+  view(id: string, owner: string | null): Promise<ResultsView> {
+    return this.#reads.view(id, owner);
   }
 
   stream(id: string, owner: string | null, offset: number): AsyncIterable<VerificationResult> {
-    if (this.#leases.recovering()) return this.#streamOnceOpen(id, owner, offset);
-    const job = this.#visible(id, owner);
-    if (job !== undefined) return this.#sink.stream(job, offset);
-    // Not in memory: another process may have made it since this one opened (a durable store), else it is missing.
-    const adopting = typeof id === 'string' && !this.#jobs.has(id) ? this.#leases.adopt(id) : undefined;
-    if (adopting === undefined) missing(id);
-    adopting.catch(() => {}); // reported by the stream when it is read
-    return this.#streamAdopted(id, owner, offset, adopting);
-  }
-
-  async *#streamAdopted(
-    id: string,
-    owner: string | null,
-    offset: number,
-    adopting: Promise<LiveJob | undefined>,
-  ): AsyncGenerator<VerificationResult, void, undefined> {
-    const job = await adopting;
-    if (job === undefined || job.owner !== owner || job.deleted) missing(id);
-    yield* this.#sink.stream(job, offset);
-  }
-
-  async *#streamOnceOpen(
-    id: string,
-    owner: string | null,
-    offset: number,
-  ): AsyncGenerator<VerificationResult, void, undefined> {
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
-    yield* this.#sink.stream(job, offset);
+    return this.#reads.stream(id, owner, offset);
   }
 
   async delete(id: string, owner: string | null): Promise<void> {
-    await this.#leases.whenOpen();
-    const job = this.#visible(id, owner) ?? (await this.#adopted(id, owner)) ?? missing(id);
+    const job = await this.#reads.found(id, owner);
     this.#life.forget(job);
     this.#forgotten(id);
     // Its verifications in flight give their slots back now; their answers, if they ever come, are dropped.
@@ -396,7 +343,7 @@ export class LocalEngine implements JobEngine {
   async #shutDown(): Promise<void> {
     this.#closing = true;
     this.#scheduler.stop();
-    clearInterval(this.#sweepTimer);
+    this.#retention.stop();
     this.#leases.stop();
     await this.#leases.opened.catch(() => {});
     await this.#scheduler.idle();
@@ -417,55 +364,10 @@ export class LocalEngine implements JobEngine {
     if (this.#closing) throw new MailvetError('disposed', 'the job manager has been closed');
   }
 
-  #visible(id: unknown, owner: string | null): LiveJob | undefined {
-    if (typeof id !== 'string') return undefined;
-    const job = this.#jobs.get(id);
-    return job !== undefined && job.owner === owner ? job : undefined;
-  }
-
-  /**
-   * A job not in memory that another process created since this one opened (read from a durable store), if it is
-   * `owner`'s; `undefined` otherwise, and at once without a durable store or when the id is known here (another
-   * owner's job, which stays invisible).
-   */
-  async #adopted(id: unknown, owner: string | null): Promise<LiveJob | undefined> {
-    if (typeof id !== 'string' || this.#jobs.has(id)) return undefined;
-    const job = await this.#leases.adopt(id);
-    return job !== undefined && job.owner === owner && !job.deleted ? job : undefined;
-  }
-
   #newId(): string {
     const id = this.#rules.newId();
     if (this.#jobs.has(id)) throw new OptionsError('ids', 'returned an id that is in use');
     return id;
-  }
-
-  // --- retention ---
-
-  /** Starts the background sweep that forgets finished jobs older than `retentionMs` (0: never). */
-  #watchRetention(): void {
-    const retention = this.#options.retentionMs;
-    if (retention === 0 || this.#closing) return;
-    this.#sweep();
-    const every = Math.min(SWEEP_EVERY_MAX_MS, Math.max(1000, Math.floor(retention / 2)));
-    this.#sweepTimer = setInterval(() => this.#sweep(), every);
-    this.#sweepTimer.unref?.();
-  }
-
-  /** Deletes, from memory and the store, each finished job whose `completed_at` is `retentionMs` ago. */
-  #sweep(): void {
-    const before = this.#options.clock.now() - this.#options.retentionMs;
-    for (const job of [...this.#jobs.values()]) {
-      if (!isFinished(job) || job.completedAt === null || job.completedAt > before || job.inFlight > 0)
-        continue;
-      this.#life.forget(job);
-      this.#forgotten(job.id);
-      void this.#sink
-        .enqueue(job, () => this.#options.store.deleteJob(job.id))
-        .catch(() => {
-          // The store refused: the job is gone from this manager; a durable store keeps it until the next open.
-        });
-    }
   }
 
   // --- work ---
@@ -505,9 +407,4 @@ export class LocalEngine implements JobEngine {
     }
     return task;
   }
-}
-
-/** Throws `job_not_found` for `id`. */
-function missing(id: unknown): never {
-  throw new JobNotFoundError(String(id));
 }

@@ -142,17 +142,39 @@ export function memoryResults(store: JobStore, context: Pick<SinkContext, 'fail'
   };
 }
 
+/** What a durable store's sink holds of one job for its next commit (with the record, in one transaction). */
+interface PendingCommit {
+  /** Final results accounted for but not yet committed. */
+  positions: number[];
+  results: VerificationResult[];
+  /** The estimated bytes of `results`. */
+  bytes: number;
+  /** Greylisted positions that started waiting since the last commit. */
+  retries: StoredRetry[];
+}
+
 /** A durable store: results, record and new retries go in one commit, at least every {@link DURABLE_FLUSH_MS}. */
 export function durableResults(
   store: DurableJobStore,
   context: Pick<SinkContext, 'storeFailed'>,
   bounds: DurableBufferBytes = DURABLE_BUFFER_DEFAULTS,
 ): StoreWrites {
+  /** Each job's next commit: this sink's own state, which no other object sees. */
+  const pending = new WeakMap<LiveJob, PendingCommit>();
+  const emptyCommit = (): PendingCommit => ({ positions: [], results: [], bytes: 0, retries: [] });
+  const pendingOf = (job: LiveJob): PendingCommit => {
+    let commit = pending.get(job);
+    if (commit === undefined) {
+      commit = emptyCommit();
+      pending.set(job, commit);
+    }
+    return commit;
+  };
   return {
     due: (job) =>
       job.bufferBytes >= bounds.flushBytes || performance.now() - job.flushedAt >= DURABLE_FLUSH_MS,
     waiting(job, retry) {
-      job.retryWrites.push(retry);
+      pendingOf(job).retries.push(retry);
       job.dirty = true;
     },
     write(job, positions, results, bytes) {
@@ -160,21 +182,17 @@ export function durableResults(
         keep(job, positions, results);
         return undefined;
       }
+      const commit = pendingOf(job);
       for (let i = 0; i < positions.length; i++) {
-        job.commitPositions.push(positions[i]!);
-        job.commitResults.push(results[i]!);
+        commit.positions.push(positions[i]!);
+        commit.results.push(results[i]!);
       }
-      job.commitBytes += bytes;
+      commit.bytes += bytes;
       return undefined;
     },
     async save(job) {
-      const positions = job.commitPositions;
-      const results = job.commitResults;
-      const retries = job.retryWrites;
-      job.commitPositions = [];
-      job.commitResults = [];
-      job.commitBytes = 0;
-      job.retryWrites = [];
+      const { positions, results, retries } = pendingOf(job);
+      pending.set(job, emptyCommit());
       job.dirty = false;
       try {
         await store.putResults(job.id, positions, results, { record: recordOf(job), retries });
@@ -184,11 +202,12 @@ export function durableResults(
       }
     },
     unwritten(job, into) {
-      for (let k = 0; k < job.commitPositions.length; k++)
-        into.set(job.commitPositions[k]!, job.commitResults[k]!);
+      const commit = pending.get(job);
+      if (commit === undefined) return;
+      for (let k = 0; k < commit.positions.length; k++) into.set(commit.positions[k]!, commit.results[k]!);
     },
     storedAt: (job, positions) => store.getResultsAt(job.id, positions),
-    backlogged: (job) => job.bufferBytes + job.commitBytes >= bounds.maxUnwrittenBytes,
+    backlogged: (job) => job.bufferBytes + (pending.get(job)?.bytes ?? 0) >= bounds.maxUnwrittenBytes,
     paced: true,
   };
 }

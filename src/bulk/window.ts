@@ -9,7 +9,7 @@ import { isFinished, type LiveJob, recordOf } from './job.js';
 import type { DurableJobStore, JobStore, StoredRetry } from './job-types.js';
 import type { RetrySchedule } from './retry.js';
 import { hashedSeenIndex } from './seen-index.js';
-import { domainKey, JobWork } from './work.js';
+import { domainKey, JobWork, type RestoredPositions } from './work.js';
 
 /**
  * Durable stores: the bytes of addresses a job reads from the store at once (its window), each address counted
@@ -161,21 +161,50 @@ export interface InputWindow extends JobInputs {
   restore(job: LiveJob): Promise<void>;
 }
 
+/** What the window knows of a job's stored inputs: its own state, which no other object sees. */
+interface WindowState {
+  /** Positions below this were read from the store into the job's work. */
+  loadedUpTo: number;
+  /** Positions below this have their inputs committed to the store. */
+  storedUpTo: number;
+  /** A window is being read. */
+  loading: boolean;
+  /** How many addresses the job's next window reads (sized in bytes: {@link WINDOW_BYTES}); 0: not sized yet. */
+  size: number;
+  /** A recovered job: what the store said of its positions below `upTo` when it was taken over. */
+  restored: (RestoredPositions & { readonly upTo: number }) | null;
+}
+
 /** A durable store's addresses, read back a window at a time (its jobs keep hashes in their deduplication index). */
 export function inputWindow(store: DurableJobStore, perDomain: number, context: InputsContext): InputWindow {
   const newWork = (): JobWork => new JobWork(perDomain, hashedSeenIndex());
+  const states = new WeakMap<LiveJob, WindowState>();
+  /**
+   * The window of `job`. A job it has not seen yet has its inputs stored and read up to `upTo`: a job made here is
+   * first seen by the append of its first addresses (`upTo`: where they go), one read from the store (recovered,
+   * adopted) has them all stored already (`upTo`: its total; a take-over's `restore` reads them again).
+   */
+  const stateOf = (job: LiveJob, upTo: number = job.total): WindowState => {
+    let state = states.get(job);
+    if (state === undefined) {
+      state = { loadedUpTo: upTo, storedUpTo: upTo, loading: false, size: 0, restored: null };
+      states.set(job, state);
+    }
+    return state;
+  };
 
   /**
    * Reads the job's next window of inputs from the store when its queue runs low. It reads only inputs whose
    * write (by `append`) has committed.
    */
   function refill(job: LiveJob): void {
-    if (job.loading || job.deleted || job.work === null || isFinished(job)) return;
-    if (job.window === 0) job.window = windowCount(FIRST_GUESS_CHARS);
-    if (job.loadedUpTo >= job.storedUpTo || job.work.queued >= job.window / 2) return;
-    job.loading = true;
-    const from = job.loadedUpTo;
-    const count = Math.min(job.window, job.storedUpTo - from);
+    const state = stateOf(job);
+    if (state.loading || job.deleted || job.work === null || isFinished(job)) return;
+    if (state.size === 0) state.size = windowCount(FIRST_GUESS_CHARS);
+    if (state.loadedUpTo >= state.storedUpTo || job.work.queued >= state.size / 2) return;
+    state.loading = true;
+    const from = state.loadedUpTo;
+    const count = Math.min(state.size, state.storedUpTo - from);
     const load = async (): Promise<void> => {
       if (job.deleted || job.work === null) return;
       const emails = await store.getInputs(job.id, from, count);
@@ -184,8 +213,8 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
       }
       let chars = 0;
       for (const email of emails) chars += email.length;
-      job.window = windowCount(chars / count); // the next window, sized on this one's addresses
-      const restored = job.restored !== null && from < job.restored.upTo ? job.restored : undefined;
+      state.size = windowCount(chars / count); // the next window, sized on this one's addresses
+      const restored = state.restored !== null && from < state.restored.upTo ? state.restored : undefined;
       // Queued in slices, each visible at once (these inputs are committed: nothing to undo), a turn between.
       const work = job.work;
       const budget = new TurnBudget(context.yieldAfterMs);
@@ -199,19 +228,19 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
         staged.commit();
         context.ready(job);
       }
-      job.loadedUpTo = from + count;
-      if (job.restored !== null && job.loadedUpTo >= job.restored.upTo) job.restored = null;
+      state.loadedUpTo = from + count;
+      if (state.restored !== null && state.loadedUpTo >= state.restored.upTo) state.restored = null;
       if (job.work.copies.length > 0) context.scheduleFlush(job);
     };
     // Off the job's chain of writes: these inputs are committed already, so the read need not wait for results.
     load().then(
       () => {
-        job.loading = false;
+        state.loading = false;
         context.ready(job);
         refill(job);
       },
       (error: unknown) => {
-        job.loading = false;
+        state.loading = false;
         context.storeFailed(job, 'read the addresses', error);
       },
     );
@@ -223,6 +252,7 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
     append(job, first, emails, rows) {
       // The addresses go to the store only, with the record in one transaction, ahead of anything that could
       // start; the job reads them back a window at a time (refill).
+      const state = stateOf(job, first);
       const record = recordOf(job);
       const saved = context.enqueue(job, () =>
         rows === undefined
@@ -231,7 +261,7 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
       );
       saved.then(
         () => {
-          job.storedUpTo = Math.max(job.storedUpTo, first + emails.length);
+          state.storedUpTo = Math.max(state.storedUpTo, first + emails.length);
           refill(job);
         },
         () => {}, // the caller of append reports it
@@ -251,9 +281,10 @@ export function inputWindow(store: DurableJobStore, perDomain: number, context: 
       }
       // Everything is read: the job changes only from here on, so a read that failed can simply be tried again.
       job.work = newWork();
-      job.loadedUpTo = 0;
-      job.storedUpTo = job.total;
-      job.restored = {
+      const state = stateOf(job);
+      state.loadedUpTo = 0;
+      state.storedUpTo = job.total;
+      state.restored = {
         upTo: job.total,
         isFinal: (position: number) => (final[position >>> 3]! & (1 << (position & 7))) !== 0,
         isWaiting: (position: number) => waiting.has(position),

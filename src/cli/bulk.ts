@@ -2,39 +2,37 @@
  * `mailvet bulk <file|-> [-o out]`: verifies a list, streaming it through the verifier in input order.
  * @module
  */
-import { createReadStream, fstatSync, type ReadStream, type Stats, statSync } from 'node:fs';
-import { access, constants, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Readable } from 'node:stream';
-import {
-  InputError,
-  type InputOptions,
-  type InputRecord,
-  type InputShape,
-  openInput as openList,
-} from '../io/input.js';
+import type { InputRecord } from '../io/input.js';
 import { FORMULA_ESCAPES, type FormulaEscape } from '../io/result-csv.js';
 import { type Status, type SubStatus, type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
 import { createVerifier, type Verifier } from '../verifier.js';
 import { type FlagSpec, flagHelp, type ParsedArgs, parseArgs } from './args.js';
+import {
+  countRows,
+  inputOptions,
+  openInput,
+  readFailing,
+  type Source,
+  sameFile,
+  skipDone,
+  sourceOf,
+} from './bulk-input.js';
 import { type CliSettings, readSettings, single, VERIFY_FLAGS, verifyOptionsOf } from './config.js';
 import { type GreylistRetrier, greylistDelaysOf, greylistRetrier } from './greylist.js';
 import { heloWarning } from './helo.js';
-import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
+import { CliError, type CliIo, EXIT, usageError, write } from './io.js';
 import { optionsUsageError } from './options-error.js';
 import {
   emptyCounts,
   fileSink,
   formatOf,
-  KeyDigest,
   keyOf,
   layoutOf,
   type OutputRow,
   ResultWriter,
-  type ResumePoint,
   resumeFrom,
-  sameKey,
   streamSink,
 } from './output.js';
 import { orderedMap } from './pipeline.js';
@@ -107,126 +105,6 @@ function resultWithout(email: string, subStatus: SubStatus): VerificationResult 
 
 function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
-}
-
-/** An input that can be read (twice for a file: once to count its rows, once to verify them). */
-interface Source {
-  /** `standard input` or the path as given. */
-  readonly name: string;
-  /** The resolved path, or `undefined` for standard input. */
-  readonly path: string | undefined;
-  open(): Readable;
-}
-
-async function sourceOf(arg: string, io: CliIo): Promise<Source> {
-  if (arg === '-') return { name: 'standard input', path: undefined, open: () => io.stdin };
-  const path = resolve(io.cwd ?? process.cwd(), arg);
-  try {
-    if ((await stat(path)).isDirectory())
-      throw new CliError(EXIT.io, `cannot read ${arg}: it is a directory`);
-    await access(path, constants.R_OK);
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    const code = (error as { code?: unknown }).code;
-    const reason =
-      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : String(code ?? error);
-    throw new CliError(EXIT.io, `cannot read ${arg}: ${reason}`);
-  }
-  return { name: arg, path, open: () => createReadStream(path) };
-}
-
-/**
- * True when `outPath` is the input under another name: the same device and inode as the input file (a symlink,
- * a hard link, `./in.txt`), or as the file standard input is redirected from (`bulk - -o in.txt < in.txt`).
- * Writing it would read back what is written, and grow it without end.
- */
-function sameFile(outPath: string, source: Source, io: CliIo): boolean {
-  // Synchronous on purpose: no turn of the event loop between opening standard input and reading it.
-  let out: Stats;
-  try {
-    out = statSync(outPath);
-  } catch {
-    return false; // no output file yet: nothing to compare
-  }
-  let input: Stats | undefined;
-  if (source.path !== undefined) input = statSync(source.path);
-  else {
-    const fd = (io.stdin as { fd?: unknown }).fd;
-    if (typeof fd === 'number') {
-      try {
-        input = fstatSync(fd);
-      } catch {
-        input = undefined;
-      }
-    }
-  }
-  return input?.isFile() === true && input.dev === out.dev && input.ino === out.ino;
-}
-
-function inputOptions(source: Source, column: string | undefined) {
-  return { name: source.name, column, text: source.path?.toLowerCase().endsWith('.txt') ?? false };
-}
-
-/** Counts the rows of a file input (a first, streaming pass), for the progress bar's total. */
-async function countRows(
-  source: Source,
-  column: string | undefined,
-): Promise<{ shape: InputShape; rows: number }> {
-  const stream = source.open();
-  try {
-    const opened = await openInput(stream, inputOptions(source, column));
-    if (opened === undefined) throw new CliError(EXIT.io, `${source.name} is empty`);
-    const rows = await opened.count();
-    if (rows === 0) throw new CliError(EXIT.io, `${source.name} has a header row but no addresses`);
-    return { shape: opened.shape, rows };
-  } finally {
-    stream.destroy();
-  }
-}
-
-/** Passes records through, turning a read error of the input (EIO, ...) into a one-line I/O error. */
-async function* readFailing(records: AsyncGenerator<InputRecord>, name: string): AsyncGenerator<InputRecord> {
-  try {
-    yield* records;
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (error instanceof CliError || typeof code !== 'string') throw error;
-    throw new CliError(EXIT.io, `cannot read ${name}: ${code}`, { cause: error });
-  }
-}
-
-/** Skips the rows an earlier run wrote, checking that the last of them is the output's last row. */
-async function skipDone(
-  records: AsyncGenerator<InputRecord>,
-  point: ResumePoint,
-  check: (record: InputRecord) => string,
-  names: { input: string; output: string },
-): Promise<void> {
-  let last: InputRecord | undefined;
-  const keys = new KeyDigest();
-  for (let index = 0; index < point.done; index++) {
-    const next = await records.next();
-    if (next.done) {
-      throw new CliError(
-        EXIT.io,
-        `cannot resume: ${names.output} has more rows (${point.done}) than ${names.input}`,
-      );
-    }
-    last = next.value;
-    keys.add(check(last));
-  }
-  if (last !== undefined && point.lastKey !== null && !sameKey(point.lastKey, check(last))) {
-    throw new CliError(
-      EXIT.io,
-      `cannot resume: row ${point.done} of ${names.output} (${quote(point.lastKey)}) is not row ${point.done} of ${names.input} (${quote(check(last))}); remove ${names.output} or pick another -o`,
-    );
-  }
-  if (keys.digest() !== point.keysDigest) {
-    throw new CliError(
-      EXIT.io,
-      `cannot resume: the ${point.done} rows of ${names.output} were not written for the first ${point.done} rows of ${names.input} (their addresses differ); remove ${names.output} or pick another -o`,
-    );
-  }
 }
 
 /** What the command line asks for, checked. */
@@ -492,16 +370,6 @@ export async function runBulk(argv: readonly string[], io: CliIo): Promise<numbe
     );
     return interrupted ? EXIT.interrupted : EXIT.ok;
   } finally {
-    if (stream !== io.stdin) (stream as ReadStream).destroy();
-  }
-}
-
-/** Opens a list as {@link openList} does, its shape errors as the CLI's (usage: exit 2, unreadable: exit 3). */
-async function openInput(stream: Parameters<typeof openList>[0], options: InputOptions) {
-  try {
-    return await openList(stream, options);
-  } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    throw new CliError(error.kind === 'usage' ? EXIT.usage : EXIT.io, error.message, { cause: error });
+    if (stream !== io.stdin) stream.destroy();
   }
 }

@@ -2,13 +2,12 @@
  * `mailvet serve [--port --host]`: runs the HTTP API on node:http until Ctrl-C or SIGTERM.
  * @module
  */
+import { type RunningServer, startApiServer } from '../api-server.js';
 import { BulkJobManager } from '../bulk/manager.js';
 import type { FleetJobStore, JobRunner } from '../bulk/runner.js';
 import type { Resolver } from '../dns/types.js';
 import type { DiagnoseOptions } from '../doctor/options.js';
-import { keysFromEnv } from '../http/auth.js';
-import { createServer, type RunningServer } from '../http/node.js';
-import { httpErrorLog, requestLog } from '../http/request-log.js';
+import { keysFromEnv } from '../io/api-key.js';
 import { errorFields } from '../io/log-text.js';
 import type { MailvetMetrics } from '../metrics/registry.js';
 import type { MetricsServer } from '../metrics/server.js';
@@ -126,19 +125,6 @@ function webhookOptionsOf(
       logger.log.warn({ job_id: detail.jobId, host: detail.host }, `webhook${job}: ${detail.detail}`);
     },
     ...(resolver === undefined ? {} : { resolver }),
-  };
-}
-
-/** The request log, and the HTTP series of `metrics` when they are on: both are told about every request. */
-function withMetrics(
-  log: ReturnType<typeof requestLog>,
-  metrics: MailvetMetrics | undefined,
-): ReturnType<typeof requestLog> {
-  if (metrics === undefined) return log;
-  const count = metrics.onRequest;
-  return (record, request) => {
-    log(record, request);
-    count(record);
   };
 }
 
@@ -342,7 +328,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const keyStore = apiKeysOf(store);
   let running: RunningServer;
   try {
-    running = await createServer({
+    running = await startApiServer({
       port,
       host,
       apiKeys,
@@ -358,8 +344,9 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       ...(diagnostics
         ? { diagnostics: { options: diagnoseOptionsOf(settings, built.options.resolver) } }
         : {}),
-      logger: httpErrorLog(logger.log, { addresses: logger.addresses }),
-      onRequest: withMetrics(requestLog(logger.log, { addresses: logger.addresses }), metrics),
+      log: logger.log,
+      addresses: logger.addresses,
+      ...(metrics === undefined ? {} : { onRequest: metrics.onRequest }),
       shutdownTimeoutMs,
     });
   } catch (error) {

@@ -17,9 +17,6 @@ export type Authenticate = (
   request: Request,
 ) => string | Principal | null | Promise<string | Principal | null>;
 
-/** Name of the environment variable that holds the API keys, comma-separated. */
-export const API_KEYS_ENV = 'MAILVET_API_KEYS';
-
 /** Longest accepted API key, in characters. */
 export const MAX_KEY_LENGTH = 256;
 
@@ -29,23 +26,6 @@ const BEARER = /^bearer +(\S+) *$/i;
 /** The token of a request's `Authorization: Bearer <token>` header, or `undefined`. */
 export function bearerTokenOf(request: Request): string | undefined {
   return BEARER.exec(request.headers.get('authorization') ?? '')?.[1];
-}
-
-/** Reads the API keys from the environment (`MAILVET_API_KEYS`), where the runtime has one. */
-export function keysFromEnv(
-  env: Readonly<Record<string, string | undefined>> | undefined = processEnv(),
-): string[] {
-  const raw = env?.[API_KEYS_ENV];
-  if (raw === undefined) return [];
-  return raw
-    .split(',')
-    .map((key) => key.trim())
-    .filter((key) => key.length > 0);
-}
-
-function processEnv(): Readonly<Record<string, string | undefined>> | undefined {
-  const process = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
-  return process?.env;
 }
 
 async function sha256(text: string): Promise<Uint8Array> {

@@ -1,11 +1,9 @@
 /**
  * Serves the web console (built by `npm run build` into dist/console): `GET /` is its page, `GET /console/assets/*`
  * its content-hashed assets. The page gets a Content-Security-Policy without inline scripts or styles; the assets
- * are immutable, cached for a year.
+ * are immutable, cached for a year. Runtime-free: the files come read (on Node, by http/node-runtime.ts).
  * @module
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { HttpError } from './errors.js';
 
 /** The console's files, read once. */
@@ -32,31 +30,8 @@ const TYPES: Readonly<Record<string, string>> = {
   txt: 'text/plain; charset=utf-8',
 };
 
-const ASSET_NAME = /^[A-Za-z0-9_-]+\.(js|css|txt)$/;
-
-/**
- * Where the built console is: dist/console beside this module's dist/http, or, when this module runs from
- * src/ (tests, tsx), the checkout's dist/console.
- */
-export const DEFAULT_CONSOLE_DIR =
-  [new URL('../console/', import.meta.url), new URL('../../dist/console/', import.meta.url)]
-    .map((url) => fileURLToPath(url))
-    .find((dir) => existsSync(`${dir}index.html`)) ?? fileURLToPath(new URL('../console/', import.meta.url));
-
-/**
- * Reads the built console from `dir`. Returns `undefined` when it is not there (a checkout that was not built):
- * `/` then answers 404 saying so, and the API is unaffected.
- */
-export function readConsole(dir: string = DEFAULT_CONSOLE_DIR): ConsoleFiles | undefined {
-  const indexPath = `${dir.replace(/\/?$/, '/')}index.html`;
-  if (!existsSync(indexPath)) return undefined;
-  const assetsDir = `${dir.replace(/\/?$/, '/')}assets/`;
-  const assets = new Map<string, string>();
-  for (const name of existsSync(assetsDir) ? readdirSync(assetsDir) : []) {
-    if (ASSET_NAME.test(name)) assets.set(name, readFileSync(`${assetsDir}${name}`, 'utf8'));
-  }
-  return { index: readFileSync(indexPath, 'utf8'), assets };
-}
+/** The name of a console asset: content-hashed `.js`, `.css` or `.txt`, nothing else is served. */
+export const ASSET_NAME = /^[A-Za-z0-9_-]+\.(js|css|txt)$/;
 
 /** True for the paths the console answers: `/` and `/console/...`. */
 export function isConsolePath(pathname: string): boolean {

@@ -11,6 +11,7 @@
  * @module
  */
 
+export { API_KEYS_ENV } from '../io/api-key.js';
 export {
   CSV_COLUMNS,
   csvField,
@@ -18,7 +19,7 @@ export {
   type FormulaEscape,
   needsFormulaEscape,
 } from '../io/result-csv.js';
-export { API_KEYS_ENV, type Authenticate, bearerKeys, sha256Hex } from './auth.js';
+export { type Authenticate, bearerKeys, sha256Hex } from './auth.js';
 export type { DiagnosticsRouteOptions } from './diagnostics-route.js';
 export {
   type ErrorBody,
@@ -33,16 +34,7 @@ export {
 export { DEFAULT_HEARTBEAT_MS, type JobStreamEvent } from './events-route.js';
 export { createHandler, type Handler, type HandlerOptions } from './handler.js';
 export { KEY_BURST_SECONDS } from './key-limits.js';
-export {
-  DEFAULT_LIMITS,
-  defaultMaxAddressesPerKey,
-  defaultMaxBytesHeld,
-  defaultMaxBytesPerKey,
-  type HttpLimits,
-  JOBS_PAGE,
-  RESULTS_PAGE,
-  VERIFY_TIMEOUT,
-} from './limits.js';
+export { type HttpLimits, JOBS_PAGE, RESULTS_PAGE, VERIFY_TIMEOUT } from './limits.js';
 export type { MetricsExposition, MetricsSource } from './metrics-source.js';
 export { RESULT_FORMATS, type ResultFormat } from './negotiate.js';
 export {
@@ -54,6 +46,12 @@ export {
   type ServerOptions,
   toNodeListener,
 } from './node.js';
+export {
+  DEFAULT_LIMITS,
+  defaultMaxAddressesPerKey,
+  defaultMaxBytesHeld,
+  defaultMaxBytesPerKey,
+} from './node-runtime.js';
 export { API_VERSION, openApiDocument } from './openapi.js';
 export { type Principal, principalOf, SCOPES, type Scope } from './principal.js';
 export {

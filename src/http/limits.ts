@@ -1,12 +1,12 @@
 /**
  * The adapter's limits and bounds, with their documented defaults. The OpenAPI document and docs/http.md
- * are written from these values.
+ * are written from these values. The memory budgets' defaults depend on the heap: the platform gives them
+ * (http/node-runtime.ts on Node), so this file stays runtime-free.
  * @module
  */
-import { getHeapStatistics } from 'node:v8';
 import { OptionsError } from '../errors.js';
 
-/** Limits of the HTTP adapter. Every field is optional; defaults are in {@link DEFAULT_LIMITS}. */
+/** Limits of the HTTP adapter. Every field is optional; defaults are in `DEFAULT_LIMITS`. */
 export interface HttpLimits {
   /** Largest request body, in bytes. @default 10485760 (10 MiB) */
   readonly maxBodyBytes?: number;
@@ -47,53 +47,22 @@ export interface HttpLimits {
   readonly failedAuthPerMinute?: number;
 }
 
-/** Bytes of memory one held address costs, counted generously (stored result, input, scheduling, parsing). */
-const BYTES_PER_ADDRESS = 256;
+/** The limits whose defaults are the runtime's memory budgets (a share of the JavaScript heap). */
+export type MemoryLimit = 'maxAddressesPerKey' | 'maxBytesPerKey' | 'maxBytesHeld';
+
+/** The limits whose defaults are constants: every limit but the {@link MemoryLimit}s. */
+export type FixedLimit = Exclude<keyof HttpLimits, MemoryLimit>;
 
 /**
- * The default `maxAddressesPerKey`: a quarter of this process's JavaScript heap limit
- * (`v8.getHeapStatistics().heap_size_limit`, set by `--max-old-space-size` or the machine's memory) at 256 bytes
- * an address, at least 10,000.
- * @example
- * defaultMaxAddressesPerKey(4 * 2 ** 30); // 4194304 for a 4 GiB heap
+ * The documented defaults of the {@link FixedLimit}s. The memory budgets' defaults come from the platform
+ * (`DEFAULT_LIMITS` has all of them, on Node's heap).
  */
-export function defaultMaxAddressesPerKey(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
-  return Math.max(10_000, Math.floor(heapLimitBytes / 4 / BYTES_PER_ADDRESS));
-}
-
-/** The smallest default byte budget (16 MiB), whatever the heap limit. */
-const MIN_BYTE_BUDGET = 16 * 2 ** 20;
-
-/**
- * The default `maxBytesPerKey`: a quarter of this process's JavaScript heap limit (as for
- * {@link defaultMaxAddressesPerKey}), at least 16 MiB.
- * @example
- * defaultMaxBytesPerKey(4 * 2 ** 30); // 1073741824 for a 4 GiB heap
- */
-export function defaultMaxBytesPerKey(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
-  return Math.max(MIN_BYTE_BUDGET, Math.floor(heapLimitBytes / 4));
-}
-
-/**
- * The default `maxBytesHeld`: half this process's JavaScript heap limit, at least 16 MiB (the rest is for requests
- * in flight, results being written and the program itself).
- * @example
- * defaultMaxBytesHeld(4 * 2 ** 30); // 2147483648 for a 4 GiB heap
- */
-export function defaultMaxBytesHeld(heapLimitBytes = getHeapStatistics().heap_size_limit): number {
-  return Math.max(MIN_BYTE_BUDGET, Math.floor(heapLimitBytes / 2));
-}
-
-/** The documented defaults of {@link HttpLimits}. */
-export const DEFAULT_LIMITS: Readonly<Required<HttpLimits>> = Object.freeze({
+export const FIXED_LIMITS: Readonly<Required<Pick<HttpLimits, FixedLimit>>> = Object.freeze({
   maxBodyBytes: 10 * 1024 * 1024,
   maxEmailsPerRequest: 10_000,
   maxListBytes: 64 * 1024 * 1024,
   maxListEmails: 1_000_000,
   maxJobsPerKey: 100,
-  maxAddressesPerKey: defaultMaxAddressesPerKey(),
-  maxBytesPerKey: defaultMaxBytesPerKey(),
-  maxBytesHeld: defaultMaxBytesHeld(),
   requestsPerSecond: 50,
   burst: 100,
   failedAuthPerMinute: 20,
@@ -108,35 +77,46 @@ export const RESULTS_PAGE = Object.freeze({ max: 10_000 });
 /** Paging of `GET /v1/bulk`: `limit` default and maximum. */
 export const JOBS_PAGE = Object.freeze({ default: 50, max: 1000 });
 
-function positiveInteger(limits: HttpLimits, key: keyof HttpLimits): number {
-  const value = limits[key] ?? DEFAULT_LIMITS[key];
+function positiveInteger(
+  limits: HttpLimits,
+  defaults: Readonly<Required<HttpLimits>>,
+  key: keyof HttpLimits,
+): number {
+  const value = limits[key] ?? defaults[key];
   if (!Number.isSafeInteger(value) || value < 1) {
     throw new OptionsError(`limits.${key}`, 'must be a positive integer');
   }
   return value;
 }
 
-/** Validates `limits` once and fills in the defaults; an `OptionsError` names a bad field. */
-export function resolveLimits(limits: HttpLimits = {}): Readonly<Required<HttpLimits>> {
+/**
+ * Validates `limits` once and fills in `defaults` (the platform's: `DEFAULT_LIMITS` on Node); an `OptionsError`
+ * names a bad field.
+ */
+export function resolveLimits(
+  given: HttpLimits | undefined,
+  defaults: Readonly<Required<HttpLimits>>,
+): Readonly<Required<HttpLimits>> {
+  const limits = given ?? {};
   if (typeof limits !== 'object' || limits === null) throw new OptionsError('limits', 'must be an object');
   for (const key of Object.keys(limits)) {
-    if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new OptionsError(`limits.${key}`, 'is not a known option');
+    if (!Object.hasOwn(defaults, key)) throw new OptionsError(`limits.${key}`, 'is not a known option');
   }
-  const requestsPerSecond = limits.requestsPerSecond ?? DEFAULT_LIMITS.requestsPerSecond;
+  const requestsPerSecond = limits.requestsPerSecond ?? defaults.requestsPerSecond;
   if (typeof requestsPerSecond !== 'number' || !(requestsPerSecond > 0)) {
     throw new OptionsError('limits.requestsPerSecond', 'must be a positive number or Infinity');
   }
   return Object.freeze({
-    maxBodyBytes: positiveInteger(limits, 'maxBodyBytes'),
-    maxEmailsPerRequest: positiveInteger(limits, 'maxEmailsPerRequest'),
-    maxListBytes: positiveInteger(limits, 'maxListBytes'),
-    maxListEmails: positiveInteger(limits, 'maxListEmails'),
-    maxJobsPerKey: positiveInteger(limits, 'maxJobsPerKey'),
-    maxAddressesPerKey: positiveInteger(limits, 'maxAddressesPerKey'),
-    maxBytesPerKey: positiveInteger(limits, 'maxBytesPerKey'),
-    maxBytesHeld: positiveInteger(limits, 'maxBytesHeld'),
+    maxBodyBytes: positiveInteger(limits, defaults, 'maxBodyBytes'),
+    maxEmailsPerRequest: positiveInteger(limits, defaults, 'maxEmailsPerRequest'),
+    maxListBytes: positiveInteger(limits, defaults, 'maxListBytes'),
+    maxListEmails: positiveInteger(limits, defaults, 'maxListEmails'),
+    maxJobsPerKey: positiveInteger(limits, defaults, 'maxJobsPerKey'),
+    maxAddressesPerKey: positiveInteger(limits, defaults, 'maxAddressesPerKey'),
+    maxBytesPerKey: positiveInteger(limits, defaults, 'maxBytesPerKey'),
+    maxBytesHeld: positiveInteger(limits, defaults, 'maxBytesHeld'),
     requestsPerSecond,
-    burst: positiveInteger(limits, 'burst'),
-    failedAuthPerMinute: positiveInteger(limits, 'failedAuthPerMinute'),
+    burst: positiveInteger(limits, defaults, 'burst'),
+    failedAuthPerMinute: positiveInteger(limits, defaults, 'failedAuthPerMinute'),
   });
 }

@@ -18,6 +18,7 @@ import { createHandler, type Handler, type HandlerOptions } from './handler.js';
 import { lightParts, lightRequest } from './light.js';
 import { resolveLimits } from './limits.js';
 import { discardBody, NodeRequestSource } from './node-request.js';
+import { DEFAULT_LIMITS } from './node-runtime.js';
 import { randomRequestId } from './request-id.js';
 import type { RequestObserver, RequestRecord } from './request-record.js';
 import { serializedBody } from './response.js';
@@ -271,7 +272,7 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     ...handlerOptions
   } = options;
   const headersTimeout = timeoutOption(headersTimeoutMs, 'headersTimeoutMs', 15_000);
-  const limits = resolveLimits(handlerOptions.limits);
+  const limits = resolveLimits(handlerOptions.limits, DEFAULT_LIMITS);
   const requestTimeout = timeoutOption(
     requestTimeoutMs,
     'requestTimeoutMs',

@@ -4,7 +4,7 @@
  */
 
 import { HTTP_ERRORS, type HttpErrorCode } from './errors.js';
-import { DEFAULT_LIMITS, type HttpLimits } from './limits.js';
+import { FIXED_LIMITS, type HttpLimits } from './limits.js';
 import { SCOPES } from './principal.js';
 import { referencedSchemas, withoutDefaults } from './request-defaults.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
@@ -98,7 +98,12 @@ function operation(route: Route): Record<string, unknown> {
   };
 }
 
-function limitsText(limits: Readonly<Required<HttpLimits>>): string {
+function limitsText(
+  limits: Pick<
+    HttpLimits,
+    'maxBodyBytes' | 'maxEmailsPerRequest' | 'maxJobsPerKey' | 'requestsPerSecond' | 'burst'
+  >,
+): string {
   return [
     `Request body: at most ${limits.maxBodyBytes} bytes.`,
     `Addresses per request: at most ${limits.maxEmailsPerRequest}.`,
@@ -109,12 +114,22 @@ function limitsText(limits: Readonly<Required<HttpLimits>>): string {
 
 /**
  * Builds the OpenAPI 3.1 document. `limits` are the ones the described server enforces (the handler serves
- * the document for its own limits; docs/openapi.json is written with the defaults).
+ * the document for its own limits; docs/openapi.json is written with the defaults). It states the fixed limits
+ * only: the memory budgets depend on the server's heap.
  * @example
  * const doc = openApiDocument();
  * Object.keys(doc.paths); // ['/healthz', '/v1/openapi.json', '/v1/verify', ...]
  */
-export function openApiDocument(limits: Readonly<Required<HttpLimits>> = DEFAULT_LIMITS): {
+export function openApiDocument(
+  limits: Readonly<
+    Required<
+      Pick<
+        HttpLimits,
+        'maxBodyBytes' | 'maxEmailsPerRequest' | 'maxJobsPerKey' | 'requestsPerSecond' | 'burst'
+      >
+    >
+  > = FIXED_LIMITS,
+): {
   openapi: string;
   paths: Record<string, Record<string, unknown>>;
   [key: string]: unknown;

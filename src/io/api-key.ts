@@ -1,6 +1,6 @@
 /**
  * API keys kept in the job store: the scopes a key can hold, and the key format shared by the CLI (which makes
- * keys) and the HTTP API (which checks them). A key is `mv_`, a public id of 8 base62 characters, `_`, then 43
+ * keys) and the HTTP API (which checks them); and the keys of `MAILVET_API_KEYS`, which both read. A key is `mv_`, a public id of 8 base62 characters, `_`, then 43
  * base64url characters (32 random bytes); only its SHA-256 digest is stored. Web Crypto only, so this file runs
  * on any runtime.
  * @module
@@ -105,4 +105,24 @@ export function sameDigest(a: string, b: string): boolean {
   const width = Math.max(a.length, b.length);
   for (let i = 0; i < width; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
   return diff === 0;
+}
+
+/** Name of the environment variable that holds the API keys, comma-separated. */
+export const API_KEYS_ENV = 'MAILVET_API_KEYS';
+
+/** Reads the API keys from the environment (`MAILVET_API_KEYS`), where the runtime has one. */
+export function keysFromEnv(
+  env: Readonly<Record<string, string | undefined>> | undefined = processEnv(),
+): string[] {
+  const raw = env?.[API_KEYS_ENV];
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key.length > 0);
+}
+
+function processEnv(): Readonly<Record<string, string | undefined>> | undefined {
+  const process = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
+  return process?.env;
 }

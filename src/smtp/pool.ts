@@ -61,7 +61,12 @@ function keyOf(target: PoolTarget): string {
 /** The profile of each settings object: callers reuse one object for many requests (see checks/smtp). */
 const profileOf = weakMemo((settings: SessionSettings): string => `${settings.heloHost}\n${settings.tls}`);
 
-function integerOption(value: number | undefined, fallback: number, name: string, min: number): number {
+/**
+ * A limit of the pool: `value`, or `fallback` when it is `undefined`. The verifier hands the pool options it has
+ * validated against `VERIFY_FIELDS` already (an `OptionsError` for the user); a value that still fails here is a
+ * caller's bug, hence a plain `RangeError`, and no upper bound.
+ */
+function integerAtLeast(value: number | undefined, fallback: number, name: string, min: number): number {
   const result = value ?? fallback;
   if (!Number.isInteger(result) || result < min) {
     throw new RangeError(`${name} must be an integer >= ${min}`);
@@ -84,15 +89,15 @@ function integerOption(value: number | undefined, fallback: number, name: string
  * await pool.close();
  */
 export function createSessionPool(options: SessionPoolOptions): SessionPool {
-  const perMx = integerOption(options.perMxConcurrency, 2, 'perMxConcurrency', 1);
-  const maxRcpt = integerOption(options.maxRcptPerSession, 20, 'maxRcptPerSession', 1);
-  const maxRejects = integerOption(options.maxRejectsPerSession, 8, 'maxRejectsPerSession', 1);
-  const idleMs = integerOption(options.idleSessionMs, 5_000, 'idleSessionMs', 0);
-  const depth = integerOption(options.pipelineDepth, DEFAULT_PIPELINE_DEPTH, 'pipelineDepth', 1);
-  const backoffMs = integerOption(options.mxBackoffMs, 30_000, 'mxBackoffMs', 0);
+  const perMx = integerAtLeast(options.perMxConcurrency, 2, 'perMxConcurrency', 1);
+  const maxRcpt = integerAtLeast(options.maxRcptPerSession, 20, 'maxRcptPerSession', 1);
+  const maxRejects = integerAtLeast(options.maxRejectsPerSession, 8, 'maxRejectsPerSession', 1);
+  const idleMs = integerAtLeast(options.idleSessionMs, 5_000, 'idleSessionMs', 0);
+  const depth = integerAtLeast(options.pipelineDepth, DEFAULT_PIPELINE_DEPTH, 'pipelineDepth', 1);
+  const backoffMs = integerAtLeast(options.mxBackoffMs, 30_000, 'mxBackoffMs', 0);
   /** Most waiters that may go past one waiting for a fresh connection (about two sessions' worth). */
   const bypassLimit = Math.min(maxRcpt * perMx, 50);
-  const limit = pLimit(integerOption(options.concurrency, 64, 'concurrency', 1));
+  const limit = pLimit(integerAtLeast(options.concurrency, 64, 'concurrency', 1));
   const now = options.now ?? Date.now;
 
   let closed = false;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bearerKeys, keysFromEnv, validateKeys } from '../../src/http/auth.js';
+import { bearerKeys, validateKeys } from '../../src/http/auth.js';
+import { keysFromEnv } from '../../src/io/api-key.js';
 
 const request = (authorization?: string): Request =>
   new Request(

@@ -7,7 +7,8 @@ import { BulkJobManager } from '../../src/bulk/manager.js';
 import { requestBytes, requestBytesInSlices } from '../../src/http/byte-quota.js';
 import { ByteReservations } from '../../src/http/byte-reservations.js';
 import { createHandler } from '../../src/http/handler.js';
-import { defaultMaxBytesHeld, defaultMaxBytesPerKey, resolveLimits } from '../../src/http/limits.js';
+import { resolveLimits } from '../../src/http/limits.js';
+import { DEFAULT_LIMITS, defaultMaxBytesHeld, defaultMaxBytesPerKey } from '../../src/http/node-runtime.js';
 import { addresses, auth, fakeVerifier, jsonAuth, KEY_A, KEY_B } from './support.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -143,11 +144,11 @@ describe('byte budget defaults', () => {
     expect(defaultMaxBytesHeld(4 * 2 ** 30)).toBe(2 * 2 ** 30);
     expect(defaultMaxBytesPerKey(2 ** 20)).toBe(16 * 2 ** 20);
     expect(defaultMaxBytesHeld(2 ** 20)).toBe(16 * 2 ** 20);
-    expect(resolveLimits({ maxBytesHeld: 1000 }).maxBytesHeld).toBe(1000);
-    expect(() => resolveLimits({ maxBytesPerKey: 0 })).toThrow(
+    expect(resolveLimits({ maxBytesHeld: 1000 }, DEFAULT_LIMITS).maxBytesHeld).toBe(1000);
+    expect(() => resolveLimits({ maxBytesPerKey: 0 }, DEFAULT_LIMITS)).toThrow(
       'limits.maxBytesPerKey must be a positive integer',
     );
-    expect(() => resolveLimits({ maxBytesHeld: 1.5 })).toThrow(
+    expect(() => resolveLimits({ maxBytesHeld: 1.5 }, DEFAULT_LIMITS)).toThrow(
       'limits.maxBytesHeld must be a positive integer',
     );
   });

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { validate } from '@readme/openapi-parser';
 import { describe, expect, it } from 'vitest';
 import { HTTP_ERROR_CODES } from '../../src/http/errors.js';
-import { DEFAULT_LIMITS, resolveLimits } from '../../src/http/limits.js';
+import { resolveLimits } from '../../src/http/limits.js';
+import { DEFAULT_LIMITS } from '../../src/http/node-runtime.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { createRouter } from '../../src/http/router.js';
 import { ROUTES } from '../../src/http/routes.js';
@@ -94,7 +95,9 @@ describe('the OpenAPI document', () => {
     const info = (limits: Parameters<typeof openApiDocument>[0]) =>
       (openApiDocument(limits).info as { description: string }).description;
     expect(info(DEFAULT_LIMITS)).toContain('at most 10485760 bytes');
-    expect(info(resolveLimits({ maxJobsPerKey: 7 }))).toContain('Jobs per API key: at most 7.');
+    expect(info(resolveLimits({ maxJobsPerKey: 7 }, DEFAULT_LIMITS))).toContain(
+      'Jobs per API key: at most 7.',
+    );
   });
 
   it('is what docs/openapi.json holds (run scripts/write-openapi.ts after a change)', () => {
