@@ -46,6 +46,14 @@ function numberOf(value: number | undefined): string {
   return value === undefined || !Number.isFinite(value) ? 'null' : String(value);
 }
 
+/** Text that JSON writes as it is between quotes: printable ASCII without `"` and `\`. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** `text` as a JSON string: quoted as it is when nothing in it needs escaping (a request id, a key id). */
+function jsonString(text: string): string {
+  return PLAIN_JSON_TEXT.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
 /** Largest number of hundredths written by integer arithmetic (beyond it, and below 0, `String` does it). */
 const MAX_HUNDREDTHS = 1e12;
 
@@ -97,9 +105,9 @@ function membersWriter(): (record: RequestRecord) => string {
   return (record) => {
     const head = heads.get(record.route)?.get(record.method)?.get(record.status) ?? headOf(record);
     return (
-      `"request_id":${JSON.stringify(record.requestId)},${head},"duration_ms":${hundredthsOf(record.durationMs)},` +
+      `"request_id":${jsonString(record.requestId)},${head},"duration_ms":${hundredthsOf(record.durationMs)},` +
       `"bytes":${record.bytes === undefined ? 'null' : numberOf(record.bytes)},` +
-      `"key_id":${record.keyId === undefined ? 'null' : JSON.stringify(record.keyId)}`
+      `"key_id":${record.keyId === undefined ? 'null' : jsonString(record.keyId)}`
     );
   };
 }

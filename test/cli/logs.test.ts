@@ -176,6 +176,7 @@ describe('request lines', () => {
       { ...RECORD, requestId: 'req-"3"', route: null, status: 404, keyId: undefined, bytes: undefined },
       { ...RECORD, requestId: 'req-4', durationMs: 12.5, status: 201 },
       { ...RECORD, requestId: 'req-5', durationMs: 7 },
+      { ...RECORD, requestId: 'req\\6\u0001é', keyId: 'k"ey' },
     ];
     for (const record of records) {
       viaLine(record, VERIFY);
@@ -184,9 +185,10 @@ describe('request lines', () => {
     await fast.logger.flush();
     await slow.logger.flush();
     const fields = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
-    expect(fast.lines()).toHaveLength(5);
+    expect(fast.lines()).toHaveLength(6);
     expect(fields(fast.lines())).toEqual(fields(slow.lines()));
     expect(fast.lines()[2]).toMatchObject({ request_id: 'req-"3"', route: null, status: 404 });
+    expect(fast.lines()[5]).toMatchObject({ request_id: 'req\\6\u0001é', key_id: 'k"ey' });
   });
 
   it('write durations in hundredths as String(Math.round(ms * 100) / 100) does', () => {
