@@ -39,6 +39,10 @@
  * it: the pino logger of `src/cli/logger.ts` in JSON at `info`, on an asynchronous file descriptor (`/dev/null`, as
  * standard output redirected to a file), one line per request (`requestLog`) and the error log (`httpErrorLog`),
  * without metrics; its cost is printed as its ratio to the plain mailvet side, round by round (target: within 5%).
+ * `--observed` adds a side with all that issue 29 added on at once (bench/http-observed.ts): prom-client metrics
+ * fed by the verifier and every request, the request and error logs as `--logs` has them, and a key of the key
+ * store (looked up, its digest checked, its record cached) in place of a `MAILVET_API_KEYS` key; its cost is
+ * printed the same way. The CPU time per request is the figure to read on a shared machine.
  *
  * `--rate=<requests/s>` offers every side the same fixed load (autocannon's `overallRate`) instead of as much as
  * one load-generating core can send. Flat out, the sides run at different rates: the ceiling, faster, finds its
@@ -48,15 +52,16 @@
  * cannot keep up with the rate is reported.
  *
  *   npx tsx bench/http.ts [seconds per side, default 18] [rounds, default 6] [--sources] [--hono] [--floor]
- *                         [--logs] [--against=<git ref>] [--rate=<requests/s>]
+ *                         [--logs] [--observed] [--against=<git ref>] [--rate=<requests/s>]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, openSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer as createBareServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildCheckout, buildRef, type Code, REPO } from './compile.js';
+import { observedServerOptions, requestLogOptions, STORED_KEY } from './http-observed.js';
 
 interface CannonResult {
   requests: { average: number };
@@ -70,6 +75,13 @@ type Autocannon = (options: Record<string, unknown>) => Promise<CannonResult>;
 const KEY = 'bench-key';
 const ADDRESS = 'john.smith@gmail.com';
 const CONNECTIONS = 50;
+const LOGGED = 'mailvet createServer + request logs (pino JSON)';
+const OBSERVED = 'mailvet createServer + metrics, request logs, stored key';
+/** The sides compared with the plain mailvet side, by name: what they add. */
+const ADDED: Readonly<Record<string, string>> = {
+  [LOGGED]: 'request logs',
+  [OBSERVED]: 'metrics + logs + stored key',
+};
 
 /** The child: serves `mode` (`bare`, `hono` or `mailvet`) with the mailvet `code` given and prints its URL. */
 async function serve(mode: string, code: Code): Promise<void> {
@@ -132,30 +144,21 @@ async function serve(mode: string, code: Code): Promise<void> {
     return;
   }
   const { createServer } = await module('http/node');
-  const logged = mode === 'logged' ? await requestLogOptions(module) : {};
+  const verifierOptions = { dns: false, smtp: false };
+  const added =
+    mode === 'logged'
+      ? await requestLogOptions(module)
+      : mode === 'observed'
+        ? await observedServerOptions(module, verifierOptions)
+        : {};
   const { url } = await createServer({
     port: 0,
     apiKeys: [KEY],
-    verifierOptions: { dns: false, smtp: false },
+    verifierOptions,
     limits: { requestsPerSecond: Number.POSITIVE_INFINITY },
-    ...logged,
+    ...added,
   });
   console.log(url);
-}
-
-/** `createServer`'s `logger` and `onRequest` as `mailvet serve` sets them, logging JSON lines to /dev/null. */
-async function requestLogOptions(module: (path: string) => Promise<unknown>) {
-  const { createLogger } = (await module('cli/logger')) as {
-    createLogger: (settings: object, target: object) => { log: unknown };
-  };
-  const { requestLog, httpErrorLog } = (await module('http/request-log')) as {
-    requestLog: (log: unknown) => unknown;
-    httpErrorLog: (log: unknown) => unknown;
-  };
-  // A file descriptor, as standard output redirected to a file: the logger writes to it asynchronously (SonicBoom).
-  const sink = createWriteStream('/dev/null', { fd: openSync('/dev/null', 'w') });
-  const logger = createLogger({ level: 'info', format: 'json', addresses: false }, { stream: sink });
-  return { logger: httpErrorLog(logger.log), onRequest: requestLog(logger.log) };
 }
 
 function pin(cpu: number, pid: number): boolean {
@@ -172,6 +175,8 @@ interface Side {
   /** The URL autocannon loads. */
   readonly url: string;
   readonly pinned: boolean;
+  /** The API key its requests send. */
+  readonly key: string;
   /** CPU time (user + system) the server process has used, in microseconds. */
   cpu(): Promise<number>;
   stop(): void;
@@ -197,7 +202,8 @@ async function startSide(name: string, mode: string, code: Code, path: string): 
       child.send('cpu');
     });
   // SIGKILL: a server may handle SIGTERM (@hono/node-server's does) and outlive the run, holding it open.
-  return { name, url: base + path, pinned, cpu, stop: () => child.kill('SIGKILL') };
+  const key = mode === 'observed' ? STORED_KEY : KEY;
+  return { name, url: base + path, pinned, key, cpu, stop: () => child.kill('SIGKILL') };
 }
 
 interface Measure {
@@ -220,7 +226,7 @@ async function measure(
     url: side.url,
     connections: CONNECTIONS,
     duration: seconds,
-    headers: { authorization: `Bearer ${KEY}` },
+    headers: { authorization: `Bearer ${side.key}` },
     ...(rate === undefined ? {} : { overallRate: rate }),
   });
   const used = (await side.cpu()) - before;
@@ -288,6 +294,7 @@ async function main(): Promise<void> {
   const hono = process.argv.includes('--hono');
   const floor = process.argv.includes('--floor');
   const logs = process.argv.includes('--logs');
+  const observed = process.argv.includes('--observed');
   const verifyPath = `/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
   const made: string[] = [];
   const sides: Side[] = [];
@@ -296,10 +303,8 @@ async function main(): Promise<void> {
     const built = buildCheckout(made);
     sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', built, '/'));
     sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', built, verifyPath));
-    if (logs)
-      sides.push(
-        await startSide('mailvet createServer + request logs (pino JSON)', 'logged', built, verifyPath),
-      );
+    if (logs) sides.push(await startSide(LOGGED, 'logged', built, verifyPath));
+    if (observed) sides.push(await startSide(OBSERVED, 'observed', built, verifyPath));
     if (sources) {
       const src: Code = { dir: join(REPO, 'src'), ext: 'ts' };
       sides.push(await startSide('mailvet createServer, sources under tsx', 'mailvet', src, verifyPath));
@@ -349,14 +354,19 @@ async function main(): Promise<void> {
           `on a shared machine${rate === undefined ? ', flat out' : `, at ${rate} requests/s each`})   (target: >= 70%)`,
       );
     });
-    if (logs) {
-      // The plain mailvet side is runs[1], the logged one runs[2]: their ratio, round by round.
-      const [, plain = [], logged = []] = runs;
-      const rps = logged.map((m, round) => m.rps / (plain[round] as Measure).rps);
-      const capacity = logged.map((m, round) => (plain[round] as Measure).cpuPerRequest / m.cpuPerRequest);
+    // Each side that adds to the plain mailvet server (runs[1]) against it, round by round (target: within 5%).
+    const [, plain = []] = runs;
+    for (const [index, side] of sides.entries()) {
+      const what = ADDED[side.name];
+      if (what === undefined) continue;
+      const mine = runs[index] ?? [];
+      const rps = mine.map((m, round) => m.rps / (plain[round] as Measure).rps);
+      const capacity = mine.map((m, round) => (plain[round] as Measure).cpuPerRequest / m.cpuPerRequest);
+      const extra = mine.map((m, round) => m.cpuPerRequest - (plain[round] as Measure).cpuPerRequest);
       console.log(
-        `request logs on / off (same build, one run): ${spread(rps, percent)} of requests/s, ` +
-          `${spread(capacity, percent)} of capacity per core-second   (target: >= 95%, within 5%)`,
+        `${what} on / off (same build, one run): ${spread(rps, percent)} of requests/s, ` +
+          `${spread(capacity, percent)} of capacity per core-second, ` +
+          `${spread(extra, (v) => v.toFixed(1))} µs CPU more per request   (target: >= 95%, within 5%)`,
       );
     }
   } finally {
@@ -368,6 +378,7 @@ async function main(): Promise<void> {
     (hono ? ' --hono' : '') +
     (floor ? ' --floor' : '') +
     (logs ? ' --logs' : '') +
+    (observed ? ' --observed' : '') +
     (against === undefined ? '' : ` --against=${against}`) +
     (rate === undefined ? '' : ` --rate=${rate}`);
   console.log(`reproduce: npx tsx bench/http.ts ${seconds} ${rounds}${flags}`);

@@ -23,6 +23,7 @@ const BENCHES: Record<string, string[]> = {
   'cold-start': ['--import', 'tsx', 'bench/cold-start.ts'],
   stalls: ['--import', 'tsx', 'bench/stalls.ts'],
   'trace-cost': ['--import', 'tsx', 'bench/trace-cost.ts'],
+  'observe-cost': ['--import', 'tsx', 'bench/observe-cost.ts'],
   'known-results': ['--import', 'tsx', 'bench/known-results.ts'],
 };
 

@@ -1,6 +1,6 @@
 /**
  * The destination of the logs on a file descriptor (standard output): lines are gathered in memory and written
- * in one system call per batch, off the request's path. A log line then costs a string push, not a write.
+ * in one system call per batch, off the request's path. A log line then costs a string append, not a write.
  * @module
  */
 import { write as writeFd, writeSync } from 'node:fs';
@@ -24,8 +24,8 @@ const RETRY_MS = 10;
 export class FdWriter {
   readonly #fd: number;
   readonly #batchBytes: number;
-  #parts: string[] = [];
-  #size = 0;
+  /** The text gathered (one string, appended to: cheaper than an array joined at each write). */
+  #pending = '';
   #writing = false;
   #failed = false;
   #waiters: (() => void)[] = [];
@@ -40,9 +40,8 @@ export class FdWriter {
   /** Gathers `text`; starts a write once a batch is full. Always true (no backpressure: lines are small). */
   write(text: string): boolean {
     if (this.#failed) return true;
-    this.#parts.push(text);
-    this.#size += text.length;
-    if (this.#size >= this.#batchBytes) this.#drain();
+    this.#pending += text;
+    if (this.#pending.length >= this.#batchBytes) this.#drain();
     return true;
   }
 
@@ -54,10 +53,9 @@ export class FdWriter {
 
   /** Writes what is gathered and not yet in flight, synchronously (at the exit). */
   flushSync(): void {
-    if (this.#failed || this.#parts.length === 0) return;
-    const data = Buffer.from(this.#parts.join(''));
-    this.#parts = [];
-    this.#size = 0;
+    if (this.#failed || this.#pending.length === 0) return;
+    const data = Buffer.from(this.#pending);
+    this.#pending = '';
     let offset = 0;
     try {
       while (offset < data.length) offset += writeSync(this.#fd, data, offset, data.length - offset);
@@ -68,13 +66,12 @@ export class FdWriter {
 
   #drain(): void {
     if (this.#writing) return;
-    if (this.#parts.length === 0) {
+    if (this.#pending.length === 0) {
       this.#settle();
       return;
     }
-    const data = Buffer.from(this.#parts.join(''));
-    this.#parts = [];
-    this.#size = 0;
+    const data = Buffer.from(this.#pending);
+    this.#pending = '';
     this.#writing = true;
     this.#send(data, 0);
   }
@@ -87,8 +84,7 @@ export class FdWriter {
           return;
         }
         this.#failed = true;
-        this.#parts = [];
-        this.#size = 0;
+        this.#pending = '';
         this.#writing = false;
         this.#settle();
         return;
@@ -98,14 +94,14 @@ export class FdWriter {
         return;
       }
       this.#writing = false;
-      if (this.#size >= this.#batchBytes || (this.#waiters.length > 0 && this.#parts.length > 0))
+      if (this.#pending.length >= this.#batchBytes || (this.#waiters.length > 0 && this.#pending.length > 0))
         this.#drain();
       else this.#settle();
     });
   }
 
   #settle(): void {
-    if (this.#writing || this.#parts.length > 0) return;
+    if (this.#writing || this.#pending.length > 0) return;
     const waiters = this.#waiters;
     this.#waiters = [];
     for (const resolve of waiters) resolve();

@@ -111,11 +111,16 @@ export function createLogger(settings: LogSettings, target: LogTarget): CliLogge
     destination,
   );
   const head = `,"pid":${process.pid},`;
+  // The message of the last line and its JSON: a request log writes the same message on every line.
+  let lastMessage = '';
+  let lastTail = ',"msg":""}\n';
   const infoLine = (members: string, message: string): void => {
     if (!log.isLevelEnabled('info')) return;
-    destination.write(
-      `{"level":"info","time":"${isoNow()}"${head}${members},"msg":${JSON.stringify(message)}}\n`,
-    );
+    if (message !== lastMessage) {
+      lastMessage = message;
+      lastTail = `,"msg":${JSON.stringify(message)}}\n`;
+    }
+    destination.write(`{"level":"info","time":"${isoNow()}"${head}${members}${lastTail}`);
   };
   return {
     log: Object.assign(log, { infoLine }),

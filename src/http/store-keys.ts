@@ -57,16 +57,23 @@ export function storedKeyTenant(id: string): string {
   return `key:${id}`;
 }
 
-/** The principal of a valid stored key. */
+/** The principal of each record read (a record is replaced, not changed, when read again). */
+const principals = new WeakMap<ApiKeyRecord, Principal>();
+
+/** The principal of a valid stored key: made once per record read, then the same frozen object. */
 function principalOfRecord(record: ApiKeyRecord): Principal {
-  return {
+  const made = principals.get(record);
+  if (made !== undefined) return made;
+  const principal: Principal = Object.freeze({
     tenant: storedKeyTenant(record.id),
     keyId: record.id,
     name: record.name,
     scopes: record.scopes,
     ...(record.requestsPerSecond === null ? {} : { requestsPerSecond: record.requestsPerSecond }),
     ...(record.addressesPerDay === null ? {} : { addressesPerDay: record.addressesPerDay }),
-  };
+  });
+  principals.set(record, principal);
+  return principal;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   verificationLabels,
   webhookOutcome,
 } from './series.js';
+import { type HistogramCell, labelCells, observeIn, tallyHistogram } from './tally.js';
 
 /** Buckets of the verification duration histogram, in seconds (an SMTP probe takes seconds, a syntax check µs). */
 export const VERIFICATION_BUCKETS = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -98,26 +99,16 @@ function inFlightOnce<T>(work: () => Promise<T>): () => Promise<T> {
   };
 }
 
-/**
- * Counts by label set in a plain map (one string key of the label values, one increment: cheaper than prom-client's
- * label hashing on every request), handed to the counter at each scrape. The label values are bounded, so is the map.
- */
-function labelTally<L extends object>(): {
-  add(key: string, labels: L): void;
-  into(counter: Counter<Extract<keyof L, string>>): void;
-} {
-  const counts = new Map<string, { labels: L; n: number }>();
-  return {
-    add(key, labels) {
-      const entry = counts.get(key);
-      if (entry === undefined) counts.set(key, { labels, n: 1 });
-      else entry.n += 1;
-    },
-    into(counter) {
-      counter.reset();
-      for (const { labels, n } of counts.values()) counter.inc(labels as never, n);
-    },
-  };
+/** A count of one label set, kept on the hot path and handed to its counter at each scrape. */
+interface CountCell {
+  readonly labels: Readonly<Record<string, string>>;
+  n: number;
+}
+
+/** Sets `counter` to the counts of `cells` (prom-client's `inc` hashes the labels: once per set and scrape here). */
+function countInto(counter: Counter, cells: readonly CountCell[]): void {
+  counter.reset();
+  for (const { labels, n } of cells) counter.inc(labels, n);
 }
 
 /** Sums `field` over the sources' current counters. */
@@ -150,22 +141,26 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
   const jobSources: JobsSource[] = [];
   const pings: (() => Promise<void>)[] = [];
 
-  const verificationCounts = labelTally<ReturnType<typeof verificationLabels>>();
+  const verificationCounts = labelCells(
+    ['status', 'sub_status', 'provider'],
+    (labels): CountCell => ({ labels, n: 0 }),
+  );
   new Counter({
     name: 'mailvet_verifications_total',
     help: 'Verifications finished, by status, sub-status and recognised mail provider (other: none recognised).',
     labelNames: ['status', 'sub_status', 'provider'] as const,
     registers,
     collect() {
-      verificationCounts.into(this);
+      countInto(this, verificationCounts.all());
     },
   });
-  const verificationSeconds = new Histogram({
+  const verificationSeconds = tallyHistogram({
     name: 'mailvet_verification_duration_seconds',
     help: 'How long one verification took, in seconds.',
     buckets: VERIFICATION_BUCKETS,
     registers,
   });
+  const verificationCell = verificationSeconds.cell({});
   /** A counter read from the sources' counters at each scrape. */
   const pulled = <T>(name: string, help: string, sources: (() => T)[], field: (stats: T) => number) =>
     new Counter({
@@ -275,22 +270,30 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     registers,
   });
 
-  const requestCounts = labelTally<ReturnType<typeof requestLabels>>();
+  const httpSeconds = tallyHistogram({
+    name: 'mailvet_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request (until its headers are ready), in seconds, by method and route.',
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  const httpCells = labelCells(['method', 'route'], (labels) => httpSeconds.cell(labels));
+  // One cell per method, route and status, holding its method and route's histogram cell.
+  const requestCounts = labelCells(
+    ['method', 'route', 'status'],
+    (labels): CountCell & { readonly seconds: HistogramCell } => ({
+      labels,
+      n: 0,
+      seconds: httpCells.at(labels.method as string, labels.route as string),
+    }),
+  );
   new Counter({
     name: 'mailvet_http_requests_total',
     help: 'HTTP requests answered, by method, route template (none: no route matched) and status.',
     labelNames: ['method', 'route', 'status'] as const,
     registers,
     collect() {
-      requestCounts.into(this);
+      countInto(this, requestCounts.all());
     },
-  });
-  const httpSeconds = new Histogram({
-    name: 'mailvet_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request (until its headers are ready), in seconds, by method and route.',
-    labelNames: ['method', 'route'] as const,
-    buckets: HTTP_BUCKETS,
-    registers,
   });
 
   const storeSeconds = new Histogram({
@@ -342,16 +345,17 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     observer: {
       verified(result, durationMs) {
         const labels = verificationLabels(result);
-        verificationCounts.add(`${labels.status} ${labels.sub_status} ${labels.provider}`, labels);
-        verificationSeconds.observe(durationMs / 1000);
+        verificationCounts.at(labels.status, labels.sub_status, labels.provider).n += 1;
+        observeIn(verificationCell, verificationSeconds.bounds, durationMs / 1000);
       },
       dns: (stats) => void dnsSources.push(stats),
       smtp: (stats) => void smtpSources.push(stats),
     },
     onRequest(record) {
       const labels = requestLabels(record);
-      requestCounts.add(`${labels.method} ${labels.route} ${labels.status}`, labels);
-      httpSeconds.observe({ method: labels.method, route: labels.route }, record.durationMs / 1000);
+      const cell = requestCounts.at(labels.method, labels.route, labels.status);
+      cell.n += 1;
+      observeIn(cell.seconds, httpSeconds.bounds, record.durationMs / 1000);
     },
     onQuery(durationMs, failed) {
       if (failed) storeErrors.inc();

@@ -9,7 +9,7 @@ import { EXIT } from '../../src/cli/io.js';
 import { logJobs, workerJobLog } from '../../src/cli/job-log.js';
 import type { LogSettings } from '../../src/cli/log-settings.js';
 import { createLogger } from '../../src/cli/logger.js';
-import { httpErrorLog, requestLog } from '../../src/http/request-log.js';
+import { httpErrorLog, hundredthsOf, requestLog } from '../../src/http/request-log.js';
 import type { RequestRecord } from '../../src/http/request-record.js';
 import { withoutAddresses } from '../../src/io/log-text.js';
 import { instantVerifier, until } from '../bulk/support.js';
@@ -158,6 +158,45 @@ describe('request lines', () => {
     ]);
     expect(text()).not.toContain(RECORD.tenant);
     expect(text()).not.toContain('example.com');
+  });
+
+  it('are the same on the fast path (ready JSON members, kept per route) as through pino', async () => {
+    const fast = memoryLogger();
+    const slow = memoryLogger();
+    // Without infoLine, the request log hands pino an object.
+    const viaPino = requestLog({
+      isLevelEnabled: (level) => slow.logger.log.isLevelEnabled(level),
+      info: (fields, message) => slow.logger.log.info(fields, message),
+      error: (fields, message) => slow.logger.log.error(fields, message),
+    });
+    const viaLine = requestLog(fast.logger.log);
+    const records: RequestRecord[] = [
+      RECORD,
+      { ...RECORD, requestId: 'req-2', durationMs: 0.004, bytes: 0 },
+      { ...RECORD, requestId: 'req-"3"', route: null, status: 404, keyId: undefined, bytes: undefined },
+      { ...RECORD, requestId: 'req-4', durationMs: 12.5, status: 201 },
+      { ...RECORD, requestId: 'req-5', durationMs: 7 },
+      { ...RECORD, requestId: 'req\\6\u0001é', keyId: 'k"ey' },
+    ];
+    for (const record of records) {
+      viaLine(record, VERIFY);
+      viaPino(record, VERIFY);
+    }
+    await fast.logger.flush();
+    await slow.logger.flush();
+    const fields = (lines: Record<string, unknown>[]) => lines.map(({ time: _time, ...rest }) => rest);
+    expect(fast.lines()).toHaveLength(6);
+    expect(fields(fast.lines())).toEqual(fields(slow.lines()));
+    expect(fast.lines()[2]).toMatchObject({ request_id: 'req-"3"', route: null, status: 404 });
+    expect(fast.lines()[5]).toMatchObject({ request_id: 'req\\6\u0001é', key_id: 'k"ey' });
+  });
+
+  it('write durations in hundredths as String(Math.round(ms * 100) / 100) does', () => {
+    const values = [0, 0.004, 0.005, 0.01, 0.1, 0.41, 0.999, 1, 1.05, 1.5, 12.345, 99.995, 1e6 + 0.07, 1e11];
+    for (let i = 0; i < 2000; i++) values.push(i / 7, i * 1.013, i / 100);
+    for (const value of values) expect(hundredthsOf(value)).toBe(String(Math.round(value * 100) / 100));
+    expect(hundredthsOf(Number.NaN)).toBe('null');
+    expect(hundredthsOf(-1.5)).toBe(String(Math.round(-1.5 * 100) / 100));
   });
 
   it('carry the address of GET /v1/verify only with addresses on', async () => {
