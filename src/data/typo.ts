@@ -38,10 +38,14 @@ export interface TypoData {
 }
 
 let data: TypoData | undefined;
+let protectedList: readonly string[] | undefined;
 
 const lines = (text: string): readonly string[] => Object.freeze(text === '' ? [] : text.split('\n'));
 
-/** The built-in typo lists, split on first use. */
+/**
+ * The built-in typo lists, split on first use; `protected` (the ~4,100 domains of the free and protected lists) on
+ * its first read, which the built-in suggester leaves to its rare second-level corrections.
+ */
 export function typoData(): TypoData {
   data ??= Object.freeze({
     domains: lines(popularDomains),
@@ -49,7 +53,10 @@ export function typoData(): TypoData {
     secondLevel: lines(secondLevelNames),
     regional: lines(regionalNames),
     topLevel: lines(topLevelSuffixes),
-    protected: Object.freeze([...lines(freeDomains), ...lines(protectedDomains)]),
+    get protected() {
+      protectedList ??= Object.freeze([...lines(freeDomains), ...lines(protectedDomains)]);
+      return protectedList;
+    },
   });
   return data;
 }
