@@ -1,7 +1,8 @@
 /**
  * Compiled mailvet for benchmarks: this checkout's `src/`, or the `src/` of another commit (`--against=<ref>`),
  * compiled with this checkout's TypeScript (`tsc -p tsconfig.build.json`, as `npm run build` does) into a
- * temporary directory that resolves packages from this checkout's node_modules, so that a benchmark measures
+ * temporary directory that resolves packages from this checkout's node_modules, then the CLI bundled by that
+ * side's scripts/bundle-cli.mjs where it has one (as its `npm run build` does), so that a benchmark measures
  * built JavaScript, before and after a change, and never a stale `dist/`.
  */
 import { execFileSync } from 'node:child_process';
@@ -50,20 +51,52 @@ function build(what: string, tsconfig: string, dir: string): Code {
   return { dir: out, ext: 'js' };
 }
 
+/** The CLI's bundler, relative to a checkout; a commit without it runs the CLI as tsc wrote it. */
+const BUNDLER = join('scripts', 'bundle-cli.mjs');
+
+/** Bundles the CLI of `code` (compiled into `dir`/dist) with `bundler`, as `npm run build` does after tsc. */
+function bundleCli(what: string, bundler: string, code: Code): Code {
+  try {
+    execFileSync(process.execPath, [bundler, code.dir], { stdio: 'pipe' });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: Buffer | string; stderr?: Buffer | string };
+    throw new Error(`${BUNDLER} could not bundle the CLI of ${what}:\n${stdout}${stderr}`.trimEnd());
+  }
+  return code;
+}
+
 /** This checkout's `src/`, compiled into a temporary directory beside a copy of its package.json. */
 export function buildCheckout(made: string[]): Code {
   const dir = temporary(made);
   copyFileSync(join(REPO, 'package.json'), join(dir, 'package.json'));
-  return build('this checkout', join(REPO, 'tsconfig.build.json'), dir);
+  const code = build('this checkout', join(REPO, 'tsconfig.build.json'), dir);
+  return bundleCli('this checkout', join(REPO, BUNDLER), code);
+}
+
+/** True when commit `ref` has `path`. */
+function hasFile(ref: string, path: string): boolean {
+  try {
+    execFileSync('git', ['-C', REPO, 'cat-file', '-e', `${ref}:${path}`], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * Extracts `src/`, package.json and the tsconfig files of commit `ref` into a temporary directory and compiles
- * them there.
+ * Extracts `src/`, package.json, the tsconfig files and the CLI's bundler (where it has one) of commit `ref`
+ * into a temporary directory, compiles them there and bundles the CLI.
  */
 export function buildRef(ref: string, made: string[]): Code {
   const dir = temporary(made);
-  const files = ['src', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  const bundled = hasFile(ref, BUNDLER);
+  const files = [
+    'src',
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    ...(bundled ? [BUNDLER] : []),
+  ];
   let archive: Buffer;
   try {
     archive = execFileSync('git', ['-C', REPO, 'archive', ref, ...files], {
@@ -76,5 +109,6 @@ export function buildRef(ref: string, made: string[]): Code {
     );
   }
   execFileSync('tar', ['-x', '-C', dir], { input: archive });
-  return build(`--against=${ref}`, join(dir, 'tsconfig.build.json'), dir);
+  const code = build(`--against=${ref}`, join(dir, 'tsconfig.build.json'), dir);
+  return bundled ? bundleCli(`--against=${ref}`, join(dir, BUNDLER), code) : code;
 }

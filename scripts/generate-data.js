@@ -8,7 +8,8 @@
  * - role:       scripts/sources/role.txt
  * - typo:       scripts/sources/{popular-domains,second-level,tlds,typo-protected}.txt and
  *               email-providers common.json (the free list is protected from corrections too); the
- *               regional names are derived from the second-level names and the free and protected lists
+ *               regional names are derived from the second-level names and the free and protected lists;
+ *               the built-in suggester's targets and slip lookups from all of them (src/typo/prebuilt.ts)
  *
  * The output is deterministic: the same sources give byte-identical files (sorted entries, no clock).
  * Dates come from the sources (npm release dates in scripts/sources/upstream.json, `# Date:` headers).
@@ -234,6 +235,35 @@ const secondaryDomains = free.filter((domain) => {
   );
 });
 
+/**
+ * The built-in suggester's targets and slip lookups, computed by src/typo/prebuilt.ts (bundled with esbuild, so
+ * that the code that writes them is the code that reads them) from the lists exactly as src/data/typo.ts gives
+ * them: a process then reads them instead of computing them at start (issue 30, cold start).
+ */
+async function prebuiltTypoIndex(lists) {
+  const { build } = await import('esbuild');
+  const bundle = await build({
+    entryPoints: [join(root, 'src', 'typo', 'prebuilt.ts')],
+    absWorkingDir: root,
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    conditions: ['module-sync'],
+    logLevel: 'warning',
+  });
+  const code = Buffer.from(bundle.outputFiles[0].contents).toString('base64');
+  const { prebuild } = await import(`data:text/javascript;base64,${code}`);
+  return prebuild(lists);
+}
+const typoIndex = await prebuiltTypoIndex({
+  domains: popular.entries,
+  secondaryDomains,
+  protected: [...free, ...protectedDomains],
+  topLevel: topLevel.entries,
+});
+const lines = (text) => (text === '' ? [] : text.split('\n'));
+
 // ---- role -------------------------------------------------------------------------------------------
 const role = readCurated('role.txt');
 const roleNames = sorted(role.entries.map(normalizeRole));
@@ -343,6 +373,16 @@ const outputs = {
         'Real domains never corrected into another, besides the free list and the targets, sorted.',
         protectedDomains,
       ],
+      [
+        'typoTargets',
+        'The suggestion targets by rank, split at their public suffix: `domain suffix maxEdits` (src/typo/prebuilt.ts).',
+        lines(typoIndex.targets),
+      ],
+      ['slipJoined', 'Slip lookup `joined`: `key domain` (src/typo/slips.ts).', lines(typoIndex.joined)],
+      ['slipSquashed', 'Slip lookup `squashed`: `key domain`.', lines(typoIndex.squashed)],
+      ['slipBare', 'Slip lookup `bare`: `key domain`.', lines(typoIndex.bare)],
+      ['slipTruncated', 'Slip lookup `truncated`: `key domain`.', lines(typoIndex.truncated)],
+      ['slipDoubled', 'Slip lookup `doubled`: `key domain`.', lines(typoIndex.doubled)],
     ],
   ),
 };

@@ -26,8 +26,13 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
 });
 
+/** Standard input, made on first use: only `bulk -` reads it, and opening its stream costs every other command. */
+let stdin: NodeJS.ReadStream | undefined;
 process.exitCode = await main(process.argv.slice(2), {
-  stdin: process.stdin,
+  get stdin() {
+    stdin ??= process.stdin;
+    return stdin;
+  },
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
@@ -44,4 +49,4 @@ process.exitCode = await main(process.argv.slice(2), {
 process.off('SIGINT', onInterrupt);
 process.off('SIGTERM', onSignal);
 // An interrupted `bulk -` may leave a read of standard input pending: release it so that the process can end.
-process.stdin.destroy();
+stdin?.destroy();

@@ -206,13 +206,26 @@ const GLOBAL_UNICAST = parseCidr('2000::/3') as CidrRange;
 /** The IPv4-mapped form (`::ffff:a.b.c.d`): the only embedded form that an IPv4 allow entry opens. */
 const IPV4_MAPPED = '::ffff:0:0/96';
 
-function compile<T extends BlockedRange>(list: readonly T[]): (T & { readonly cidr: CidrRange })[] {
+/** A list of blocked ranges with each range parsed. */
+type Compiled<T extends BlockedRange> = (T & { readonly cidr: CidrRange })[];
+
+function compile<T extends BlockedRange>(list: readonly T[]): Compiled<T> {
   return list.map((entry) => ({ ...entry, cidr: parseCidr(entry.range) as CidrRange }));
 }
 
-const V4 = compile(BLOCKED_IPV4);
-const V6 = compile(BLOCKED_IPV6);
-const EMBEDDED = compile(EMBEDDED_IPV4);
+/** The blocked ranges, parsed on the first check (a process that checks no address parses none). */
+let compiled:
+  | {
+      readonly v4: Compiled<BlockedRange>;
+      readonly v6: Compiled<BlockedRange>;
+      readonly embedded: Compiled<(typeof EMBEDDED_IPV4)[number]>;
+    }
+  | undefined;
+
+function ranges(): NonNullable<typeof compiled> {
+  compiled ??= { v4: compile(BLOCKED_IPV4), v6: compile(BLOCKED_IPV6), embedded: compile(EMBEDDED_IPV4) };
+  return compiled;
+}
 
 /** Why the guard let an address through or not. */
 export type GuardReason = 'global' | 'allow_listed' | 'special_purpose' | 'malformed';
@@ -256,8 +269,9 @@ export function createAddressGuard(allow: readonly (string | CidrRange)[] = []):
     const ip = parseIp(address);
     if (ip === null) return { allowed: false, reason: 'malformed', detail: null };
     if (isAllowListed(ip)) return { allowed: true, reason: 'allow_listed', detail: null };
+    const blocks = ranges();
     if (ip.family === 6) {
-      const carrier = EMBEDDED.find((entry) => inRange(ip, entry.cidr));
+      const carrier = blocks.embedded.find((entry) => inRange(ip, entry.cidr));
       if (carrier !== undefined) {
         const v4: IpAddress = { family: 4, bytes: ip.bytes.slice(carrier.offset, carrier.offset + 4) };
         // Only the IPv4-mapped form is the IPv4 host itself (a dual-stack socket): an allow entry for an IPv4
@@ -265,7 +279,7 @@ export function createAddressGuard(allow: readonly (string | CidrRange)[] = []):
         // stay refused unless the IPv6 range itself is allowed (checked above).
         if (carrier.range === IPV4_MAPPED && isAllowListed(v4))
           return { allowed: true, reason: 'allow_listed', detail: null };
-        const blocked = V4.find((entry) => inRange(v4, entry.cidr));
+        const blocked = blocks.v4.find((entry) => inRange(v4, entry.cidr));
         return blocked === undefined
           ? { allowed: true, reason: 'global', detail: null }
           : {
@@ -274,7 +288,7 @@ export function createAddressGuard(allow: readonly (string | CidrRange)[] = []):
               detail: `${describe(blocked)} (via ${describe(carrier)})`,
             };
       }
-      const blocked = V6.find((entry) => inRange(ip, entry.cidr));
+      const blocked = blocks.v6.find((entry) => inRange(ip, entry.cidr));
       if (blocked !== undefined)
         return { allowed: false, reason: 'special_purpose', detail: describe(blocked) };
       if (!inRange(ip, GLOBAL_UNICAST)) {
@@ -282,7 +296,7 @@ export function createAddressGuard(allow: readonly (string | CidrRange)[] = []):
       }
       return { allowed: true, reason: 'global', detail: null };
     }
-    const blocked = V4.find((entry) => inRange(ip, entry.cidr));
+    const blocked = blocks.v4.find((entry) => inRange(ip, entry.cidr));
     if (blocked !== undefined)
       return { allowed: false, reason: 'special_purpose', detail: describe(blocked) };
     return { allowed: true, reason: 'global', detail: null };

@@ -3,10 +3,11 @@
  * @module
  */
 import { parse } from '#tldts';
-import { typoData } from '../data/typo.js';
+import { builtInKnown, PREBUILT_TYPO_INDEX, type TypoData, typoData } from '../data/typo.js';
 import { osaDistance } from './distance.js';
 import { GenerationalMemo } from './memo.js';
 import { type OneEditIndex, oneEditIndex } from './one-edit-index.js';
+import { listParts, slipsFrom, targetsFrom } from './prebuilt.js';
 import { dotlessSlip, dottedSlip, repairSeparators, type SlipIndex, slipIndex } from './slips.js';
 import {
   bitCount,
@@ -98,6 +99,8 @@ interface Index {
   readonly cacheSize: number;
 }
 
+/** {@link SuggestLists.cacheSize}'s default. */
+const DEFAULT_CACHE_SIZE = 65_536;
 /** The most edits any target tolerates, bonus included: bounds the lengths worth comparing. */
 const MAX_EDITS = 3;
 /**
@@ -123,9 +126,11 @@ function swapsRegion(index: Index, from: RegionalSplit | null, target: Target): 
   );
 }
 
+/** `slips` defaults to the lookups computed from `targets` (the built-in suggester's are generated). */
 function buildIndex(
   targets: readonly Target[],
   base: Omit<Index, 'targets' | 'byLength' | 'targetSet' | 'slips'>,
+  slips: SlipIndex = slipIndex(targets, base.topLevel, base.isKnown),
 ): Index {
   const byLength: Target[][] = [];
   for (const target of targets) {
@@ -134,7 +139,6 @@ function buildIndex(
     else bucket.push(target);
   }
   const targetSet = new Set(targets.map((target) => target.domain));
-  const slips = slipIndex(targets, base.topLevel, base.isKnown);
   return { ...base, targets, byLength, targetSet, slips };
 }
 
@@ -349,18 +353,11 @@ function namesOf(
  * suggester.suggest('example.cmo'); // 'example.com'
  */
 export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
-  const cacheSize = lists.cacheSize ?? 65_536;
+  const cacheSize = lists.cacheSize ?? DEFAULT_CACHE_SIZE;
   if (!Number.isInteger(cacheSize) || cacheSize < 1)
     throw new RangeError('cacheSize must be a positive integer');
-  const targets = targetsOf(lists.domains, 0);
-  const secondary = targetDomainsOf(lists.secondaryDomains ?? []);
-  const known = new Set([
-    ...targets.map((target) => target.domain),
-    ...secondary,
-    ...(lists.protected ?? []).map(normalize),
-  ]);
+  const { targets, secondary, known, topLevel } = listParts(lists);
   const secondLevel = (lists.secondLevel ?? []).map(normalize).filter((name) => name !== '');
-  const topLevel = (lists.topLevel ?? []).map(normalize).filter((suffix) => suffix !== '');
   const secondLevelSet = new Set(secondLevel);
   return suggesterOf(
     buildIndex(targets, {
@@ -377,11 +374,42 @@ export function createDomainSuggester(lists: SuggestLists): DomainSuggester {
   );
 }
 
+/**
+ * The suggester {@link createDomainSuggester} builds over the built-in lists, from what scripts/generate-data.js
+ * computed of them (targets, slip lookups) and their sorted text (the known domains): a process that verifies one
+ * address computes none of it (issue 30, cold start). test/typo/prebuilt.test.ts holds the two equal.
+ */
+function builtInSuggester(data: TypoData): DomainSuggester {
+  const targets = targetsFrom(PREBUILT_TYPO_INDEX.targets);
+  const isKnown = builtInKnown();
+  const secondLevel = data.secondLevel.map(normalize).filter((name) => name !== '');
+  const topLevel = data.topLevel.map(normalize).filter((suffix) => suffix !== '');
+  const secondLevelSet = new Set(secondLevel);
+  const secondary = once(() => targetDomainsOf(data.secondaryDomains));
+  const known = (): Iterable<string> => [
+    ...targets.map((target) => target.domain),
+    ...secondary(),
+    ...data.protected.map(normalize),
+  ];
+  const base = {
+    isKnown,
+    secondLevel,
+    secondLevelSet,
+    regionalSet: new Set([...secondLevel, ...data.regional.map(normalize)]),
+    secondary: once(() => oneEditIndex(secondary())),
+    topLevel,
+    topLevelSet: new Set(topLevel),
+    knownNames: once(() => namesOf(known(), secondLevelSet)),
+    cacheSize: DEFAULT_CACHE_SIZE,
+  };
+  return suggesterOf(buildIndex(targets, base, slipsFrom(PREBUILT_TYPO_INDEX)));
+}
+
 let builtIn: DomainSuggester | undefined;
 
 /** The suggester over the built-in lists (popular domains, second-level names, suffixes), built on first use. */
 export function defaultSuggester(): DomainSuggester {
-  builtIn ??= createDomainSuggester(typoData());
+  builtIn ??= builtInSuggester(typoData());
   return builtIn;
 }
 

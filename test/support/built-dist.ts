@@ -18,7 +18,13 @@ const CACHE = join(ROOT, 'node_modules', '.cache', 'mailvet');
 const STAMP = join(CACHE, 'dist-stamp');
 const LOCK = join(CACHE, 'dist-build.lock');
 /** What the build reads besides src/. */
-const CONFIG_INPUTS = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build-console.mjs'];
+const CONFIG_INPUTS = [
+  'package.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'scripts/build-console.mjs',
+  'scripts/bundle-cli.mjs',
+];
 /** What the build writes that tests use; a missing one means dist/ was removed or built partly. */
 const OUTPUTS = ['dist/index.js', 'dist/cli/bin.js', 'dist/console/index.html'];
 
@@ -92,13 +98,14 @@ async function build(): Promise<void> {
     );
   }
   await run(process.execPath, ['scripts/build-console.mjs'], { cwd: ROOT });
+  await run(process.execPath, ['scripts/bundle-cli.mjs'], { cwd: ROOT });
 }
 
 /**
  * Makes dist/ match the sources: returns at once when it does (a hash of src/ and the build configuration equals
- * the stamp of the last build), otherwise builds it (tsc, then the console bundle) under a lock shared by all
- * test processes of this checkout. Call it from `beforeAll` with a long timeout (a build takes 10-30 s on a busy
- * machine).
+ * the stamp of the last build), otherwise builds it (tsc, the console bundle, the CLI bundle) under a lock shared
+ * by all test processes of this checkout. Call it from `beforeAll` with a long timeout (a build takes 10-30 s on a
+ * busy machine).
  */
 export async function ensureBuiltDist(): Promise<void> {
   await buildWhenStale();

@@ -814,3 +814,962 @@ yopmail.com
 yourdomain.com
 za.com
 zp.ua`;
+
+/** The suggestion targets by rank, split at their public suffix: `domain suffix maxEdits` (src/typo/prebuilt.ts). */
+export const typoTargets = `gmail.com com 1
+yahoo.com com 1
+hotmail.com com 1
+outlook.com com 1
+icloud.com com 1
+aol.com com 0
+live.com com 1
+msn.com com 0
+googlemail.com com 2
+me.com com 0
+mac.com com 0
+proton.me me 1
+protonmail.com com 2
+pm.me me 0
+ymail.com com 1
+rocketmail.com com 2
+mail.com com 1
+email.com com 1
+gmx.com com 0
+gmx.net net 0
+zoho.com com 1
+yandex.com com 1
+fastmail.com com 1
+tutanota.com com 1
+tuta.io io 1
+hey.com com 0
+aim.com com 0
+hushmail.com com 1
+comcast.net net 1
+att.net net 0
+sbcglobal.net net 2
+verizon.net net 1
+cox.net net 0
+charter.net net 1
+spectrum.net net 1
+earthlink.net net 2
+optonline.net net 2
+bellsouth.net net 2
+frontier.com com 1
+windstream.net net 2
+centurylink.net net 2
+roadrunner.com com 2
+juno.com com 1
+netzero.net net 1
+shaw.ca ca 1
+rogers.com com 1
+sympatico.ca ca 2
+telus.net net 1
+videotron.ca ca 2
+bell.net net 1
+hotmail.ca ca 1
+yahoo.ca ca 1
+live.ca ca 1
+btinternet.com com 2
+sky.com com 0
+virginmedia.com com 2
+talktalk.net net 1
+ntlworld.com com 1
+blueyonder.co.uk co.uk 2
+hotmail.co.uk co.uk 1
+yahoo.co.uk co.uk 1
+live.co.uk co.uk 1
+aol.co.uk co.uk 0
+eircom.net net 1
+yahoo.ie ie 1
+bigpond.com com 1
+bigpond.net.au net.au 1
+optusnet.com.au com.au 1
+iinet.net.au net.au 1
+tpg.com.au com.au 0
+yahoo.com.au com.au 1
+xtra.co.nz co.nz 1
+gmx.de de 0
+web.de de 0
+t-online.de de 1
+freenet.de de 1
+yahoo.de de 1
+hotmail.de de 1
+outlook.de de 1
+arcor.de de 1
+posteo.de de 1
+mailbox.org org 1
+gmx.at at 0
+gmx.ch ch 0
+bluewin.ch ch 1
+orange.fr fr 1
+free.fr fr 1
+sfr.fr fr 0
+laposte.net net 1
+wanadoo.fr fr 1
+hotmail.fr fr 1
+yahoo.fr fr 1
+live.fr fr 1
+outlook.fr fr 1
+neuf.fr fr 1
+libero.it it 1
+virgilio.it it 1
+alice.it it 1
+tiscali.it it 1
+tin.it it 0
+hotmail.it it 1
+yahoo.it it 1
+live.it it 1
+hotmail.es es 1
+yahoo.es es 1
+outlook.es es 1
+telefonica.net net 2
+ziggo.nl nl 1
+kpnmail.nl nl 1
+home.nl nl 1
+planet.nl nl 1
+hetnet.nl nl 1
+live.nl nl 1
+telenet.be be 1
+skynet.be be 1
+wp.pl pl 0
+o2.pl pl 0
+onet.pl pl 1
+interia.pl pl 1
+op.pl pl 0
+seznam.cz cz 1
+centrum.cz cz 1
+email.cz cz 1
+mail.ru ru 1
+yandex.ru ru 1
+ya.ru ru 0
+bk.ru ru 0
+inbox.ru ru 1
+list.ru ru 1
+rambler.ru ru 1
+ukr.net net 0
+i.ua ua 0
+uol.com.br com.br 0
+bol.com.br com.br 0
+terra.com.br com.br 1
+ig.com.br com.br 0
+yahoo.com.br com.br 1
+hotmail.com.br com.br 1
+outlook.com.br com.br 1
+globo.com com 1
+yahoo.com.mx com.mx 1
+prodigy.net.mx net.mx 1
+yahoo.com.ar com.ar 1
+qq.com com 0
+163.com com 0
+126.com com 0
+sina.com com 1
+sohu.com com 1
+yeah.net net 1
+foxmail.com com 1
+aliyun.com com 1
+139.com com 0
+naver.com com 1
+daum.net net 1
+hanmail.net net 1
+nate.com com 1
+yahoo.co.jp co.jp 1
+docomo.ne.jp ne.jp 1
+ezweb.ne.jp ne.jp 1
+softbank.ne.jp ne.jp 1
+rediffmail.com com 2
+yahoo.co.in co.in 1
+yahoo.com.sg com.sg 1
+yahoo.co.id co.id 1
+yahoo.com.ph com.ph 1
+yahoo.com.vn com.vn 1
+yahoo.com.tw com.tw 1
+yahoo.com.hk com.hk 1`;
+
+/** Slip lookup `joined`: `key domain` (src/typo/slips.ts). */
+export const slipJoined = `gmailcom gmail.com
+yahoocom yahoo.com
+hotmailcom hotmail.com
+outlookcom outlook.com
+icloudcom icloud.com
+aolcom aol.com
+livecom live.com
+msncom msn.com
+googlemailcom googlemail.com
+mecom me.com
+maccom mac.com
+protonmailcom protonmail.com
+ymailcom ymail.com
+rocketmailcom rocketmail.com
+mailcom mail.com
+emailcom email.com
+gmxcom gmx.com
+zohocom zoho.com
+yandexcom yandex.com
+fastmailcom fastmail.com
+tutanotacom tutanota.com
+heycom hey.com
+aimcom aim.com
+hushmailcom hushmail.com
+frontiercom frontier.com
+roadrunnercom roadrunner.com
+junocom juno.com
+rogerscom rogers.com
+btinternetcom btinternet.com
+skycom sky.com
+virginmediacom virginmedia.com
+ntlworldcom ntlworld.com
+bigpondcom bigpond.com
+globocom globo.com
+qqcom qq.com
+163com 163.com
+126com 126.com
+sinacom sina.com
+sohucom sohu.com
+foxmailcom foxmail.com
+aliyuncom aliyun.com
+139com 139.com
+navercom naver.com
+natecom nate.com
+rediffmailcom rediffmail.com
+gmxnet gmx.net
+comcastnet comcast.net
+attnet att.net
+sbcglobalnet sbcglobal.net
+verizonnet verizon.net
+coxnet cox.net
+charternet charter.net
+spectrumnet spectrum.net
+earthlinknet earthlink.net
+optonlinenet optonline.net
+bellsouthnet bellsouth.net
+windstreamnet windstream.net
+centurylinknet centurylink.net
+netzeronet netzero.net
+telusnet telus.net
+bellnet bell.net
+talktalknet talktalk.net
+eircomnet eircom.net
+lapostenet laposte.net
+telefonicanet telefonica.net
+ukrnet ukr.net
+yeahnet yeah.net
+daumnet daum.net
+hanmailnet hanmail.net
+mailboxorg mailbox.org
+blueyonderco.uk blueyonder.co.uk
+hotmailco.uk hotmail.co.uk
+yahooco.uk yahoo.co.uk
+liveco.uk live.co.uk
+aolco.uk aol.co.uk
+gmxde gmx.de
+webde web.de
+t-onlinede t-online.de
+freenetde freenet.de
+yahoode yahoo.de
+hotmailde hotmail.de
+outlookde outlook.de
+arcorde arcor.de
+posteode posteo.de
+orangefr orange.fr
+freefr free.fr
+sfrfr sfr.fr
+wanadoofr wanadoo.fr
+hotmailfr hotmail.fr
+yahoofr yahoo.fr
+livefr live.fr
+outlookfr outlook.fr
+neuffr neuf.fr
+liberoit libero.it
+virgilioit virgilio.it
+aliceit alice.it
+tiscaliit tiscali.it
+tinit tin.it
+hotmailit hotmail.it
+yahooit yahoo.it
+liveit live.it
+hotmailes hotmail.es
+yahooes yahoo.es
+outlookes outlook.es
+ziggonl ziggo.nl
+kpnmailnl kpnmail.nl
+homenl home.nl
+planetnl planet.nl
+hetnetnl hetnet.nl
+livenl live.nl
+mailru mail.ru
+yandexru yandex.ru
+yaru ya.ru
+bkru bk.ru
+inboxru inbox.ru
+listru list.ru
+ramblerru rambler.ru
+shawca shaw.ca
+sympaticoca sympatico.ca
+videotronca videotron.ca
+hotmailca hotmail.ca
+yahooca yahoo.ca
+liveca live.ca
+optusnetcom.au optusnet.com.au
+tpgcom.au tpg.com.au
+yahoocom.au yahoo.com.au
+uolcom.br uol.com.br
+bolcom.br bol.com.br
+terracom.br terra.com.br
+igcom.br ig.com.br
+yahoocom.br yahoo.com.br
+hotmailcom.br hotmail.com.br
+outlookcom.br outlook.com.br
+yahooco.jp yahoo.co.jp
+yahoo.cojp yahoo.co.jp
+docomo.nejp docomo.ne.jp
+ezweb.nejp ezweb.ne.jp
+softbank.nejp softbank.ne.jp
+yahoo.coin yahoo.co.in
+yahooco.in yahoo.co.in
+blueyonder.couk blueyonder.co.uk
+hotmail.couk hotmail.co.uk
+yahoo.couk yahoo.co.uk
+live.couk live.co.uk
+aol.couk aol.co.uk
+telenetbe telenet.be
+skynetbe skynet.be
+gmxch gmx.ch
+bluewinch bluewin.ch
+gmxat gmx.at
+wppl wp.pl
+o2pl o2.pl
+onetpl onet.pl
+interiapl interia.pl
+oppl op.pl
+seznamcz seznam.cz
+centrumcz centrum.cz
+emailcz email.cz
+yahooie yahoo.ie
+yahoo.comhk yahoo.com.hk
+yahoocom.hk yahoo.com.hk
+yahoo.comtw yahoo.com.tw
+yahoocom.tw yahoo.com.tw
+yahoo.comsg yahoo.com.sg
+yahoocom.sg yahoo.com.sg
+yahoo.coid yahoo.co.id
+yahooco.id yahoo.co.id
+yahoo.comph yahoo.com.ph
+yahoocom.ph yahoo.com.ph
+yahoo.comvn yahoo.com.vn
+yahoocom.vn yahoo.com.vn
+bigpond.netau bigpond.net.au
+optusnet.comau optusnet.com.au
+iinet.netau iinet.net.au
+tpg.comau tpg.com.au
+yahoo.comau yahoo.com.au
+bigpondnet.au bigpond.net.au
+iinetnet.au iinet.net.au
+xtra.conz xtra.co.nz
+xtraco.nz xtra.co.nz
+uol.combr uol.com.br
+bol.combr bol.com.br
+terra.combr terra.com.br
+ig.combr ig.com.br
+yahoo.combr yahoo.com.br
+hotmail.combr hotmail.com.br
+outlook.combr outlook.com.br
+yahoo.comar yahoo.com.ar
+yahoocom.ar yahoo.com.ar
+yahoo.commx yahoo.com.mx
+prodigy.netmx prodigy.net.mx
+yahoocom.mx yahoo.com.mx
+docomone.jp docomo.ne.jp
+ezwebne.jp ezweb.ne.jp
+softbankne.jp softbank.ne.jp`;
+
+/** Slip lookup `squashed`: `key domain`. */
+export const slipSquashed = `gmailcom gmail.com
+yahoocom yahoo.com
+hotmailcom hotmail.com
+outlookcom outlook.com
+icloudcom icloud.com
+aolcom aol.com
+livecom live.com
+msncom msn.com
+googlemailcom googlemail.com
+mecom me.com
+maccom mac.com
+protonme proton.me
+protonmailcom protonmail.com
+pmme pm.me
+ymailcom ymail.com
+rocketmailcom rocketmail.com
+mailcom mail.com
+emailcom email.com
+gmxcom gmx.com
+gmxnet gmx.net
+zohocom zoho.com
+yandexcom yandex.com
+fastmailcom fastmail.com
+tutanotacom tutanota.com
+tutaio tuta.io
+heycom hey.com
+aimcom aim.com
+hushmailcom hushmail.com
+comcastnet comcast.net
+attnet att.net
+sbcglobalnet sbcglobal.net
+verizonnet verizon.net
+coxnet cox.net
+charternet charter.net
+spectrumnet spectrum.net
+earthlinknet earthlink.net
+optonlinenet optonline.net
+bellsouthnet bellsouth.net
+frontiercom frontier.com
+windstreamnet windstream.net
+centurylinknet centurylink.net
+roadrunnercom roadrunner.com
+junocom juno.com
+netzeronet netzero.net
+shawca shaw.ca
+rogerscom rogers.com
+sympaticoca sympatico.ca
+telusnet telus.net
+videotronca videotron.ca
+bellnet bell.net
+hotmailca hotmail.ca
+yahooca yahoo.ca
+liveca live.ca
+btinternetcom btinternet.com
+skycom sky.com
+virginmediacom virginmedia.com
+talktalknet talktalk.net
+ntlworldcom ntlworld.com
+blueyondercouk blueyonder.co.uk
+hotmailcouk hotmail.co.uk
+yahoocouk yahoo.co.uk
+livecouk live.co.uk
+aolcouk aol.co.uk
+eircomnet eircom.net
+yahooie yahoo.ie
+bigpondcom bigpond.com
+bigpondnetau bigpond.net.au
+optusnetcomau optusnet.com.au
+iinetnetau iinet.net.au
+tpgcomau tpg.com.au
+yahoocomau yahoo.com.au
+xtraconz xtra.co.nz
+gmxde gmx.de
+webde web.de
+t-onlinede t-online.de
+freenetde freenet.de
+yahoode yahoo.de
+hotmailde hotmail.de
+outlookde outlook.de
+arcorde arcor.de
+posteode posteo.de
+mailboxorg mailbox.org
+gmxat gmx.at
+gmxch gmx.ch
+bluewinch bluewin.ch
+orangefr orange.fr
+freefr free.fr
+sfrfr sfr.fr
+lapostenet laposte.net
+wanadoofr wanadoo.fr
+hotmailfr hotmail.fr
+yahoofr yahoo.fr
+livefr live.fr
+outlookfr outlook.fr
+neuffr neuf.fr
+liberoit libero.it
+virgilioit virgilio.it
+aliceit alice.it
+tiscaliit tiscali.it
+tinit tin.it
+hotmailit hotmail.it
+yahooit yahoo.it
+liveit live.it
+hotmailes hotmail.es
+yahooes yahoo.es
+outlookes outlook.es
+telefonicanet telefonica.net
+ziggonl ziggo.nl
+kpnmailnl kpnmail.nl
+homenl home.nl
+planetnl planet.nl
+hetnetnl hetnet.nl
+livenl live.nl
+telenetbe telenet.be
+skynetbe skynet.be
+wppl wp.pl
+o2pl o2.pl
+onetpl onet.pl
+interiapl interia.pl
+oppl op.pl
+seznamcz seznam.cz
+centrumcz centrum.cz
+emailcz email.cz
+mailru mail.ru
+yandexru yandex.ru
+yaru ya.ru
+bkru bk.ru
+inboxru inbox.ru
+listru list.ru
+ramblerru rambler.ru
+ukrnet ukr.net
+iua i.ua
+uolcombr uol.com.br
+bolcombr bol.com.br
+terracombr terra.com.br
+igcombr ig.com.br
+yahoocombr yahoo.com.br
+hotmailcombr hotmail.com.br
+outlookcombr outlook.com.br
+globocom globo.com
+yahoocommx yahoo.com.mx
+prodigynetmx prodigy.net.mx
+yahoocomar yahoo.com.ar
+qqcom qq.com
+163com 163.com
+126com 126.com
+sinacom sina.com
+sohucom sohu.com
+yeahnet yeah.net
+foxmailcom foxmail.com
+aliyuncom aliyun.com
+139com 139.com
+navercom naver.com
+daumnet daum.net
+hanmailnet hanmail.net
+natecom nate.com
+yahoocojp yahoo.co.jp
+docomonejp docomo.ne.jp
+ezwebnejp ezweb.ne.jp
+softbanknejp softbank.ne.jp
+rediffmailcom rediffmail.com
+yahoocoin yahoo.co.in
+yahoocomsg yahoo.com.sg
+yahoocoid yahoo.co.id
+yahoocomph yahoo.com.ph
+yahoocomvn yahoo.com.vn
+yahoocomtw yahoo.com.tw
+yahoocomhk yahoo.com.hk`;
+
+/** Slip lookup `bare`: `key domain`. */
+export const slipBare = `gmail gmail.com
+yahoo yahoo.com
+hotmail hotmail.com
+outlook outlook.com
+icloud icloud.com
+aol aol.com
+live live.com
+msn msn.com
+googlemail googlemail.com
+me me.com
+mac mac.com
+proton proton.me
+protonmail protonmail.com
+pm pm.me
+ymail ymail.com
+rocketmail rocketmail.com
+mail mail.com
+email email.com
+gmx gmx.com
+zoho zoho.com
+yandex yandex.com
+fastmail fastmail.com
+tutanota tutanota.com
+tuta tuta.io
+hey hey.com
+aim aim.com
+hushmail hushmail.com
+comcast comcast.net
+att att.net
+sbcglobal sbcglobal.net
+verizon verizon.net
+cox cox.net
+charter charter.net
+spectrum spectrum.net
+earthlink earthlink.net
+optonline optonline.net
+bellsouth bellsouth.net
+frontier frontier.com
+windstream windstream.net
+centurylink centurylink.net
+roadrunner roadrunner.com
+juno juno.com
+netzero netzero.net
+shaw shaw.ca
+rogers rogers.com
+sympatico sympatico.ca
+telus telus.net
+videotron videotron.ca
+bell bell.net
+btinternet btinternet.com
+sky sky.com
+virginmedia virginmedia.com
+talktalk talktalk.net
+ntlworld ntlworld.com
+blueyonder blueyonder.co.uk
+eircom eircom.net
+bigpond bigpond.com
+optusnet optusnet.com.au
+iinet iinet.net.au
+tpg tpg.com.au
+xtra xtra.co.nz
+web web.de
+t-online t-online.de
+freenet freenet.de
+arcor arcor.de
+posteo posteo.de
+mailbox mailbox.org
+bluewin bluewin.ch
+orange orange.fr
+free free.fr
+sfr sfr.fr
+laposte laposte.net
+wanadoo wanadoo.fr
+neuf neuf.fr
+libero libero.it
+virgilio virgilio.it
+alice alice.it
+tiscali tiscali.it
+tin tin.it
+telefonica telefonica.net
+ziggo ziggo.nl
+kpnmail kpnmail.nl
+home home.nl
+planet planet.nl
+hetnet hetnet.nl
+telenet telenet.be
+skynet skynet.be
+wp wp.pl
+o2 o2.pl
+onet onet.pl
+interia interia.pl
+op op.pl
+seznam seznam.cz
+centrum centrum.cz
+ya ya.ru
+bk bk.ru
+inbox inbox.ru
+list list.ru
+rambler rambler.ru
+ukr ukr.net
+i i.ua
+uol uol.com.br
+bol bol.com.br
+terra terra.com.br
+ig ig.com.br
+globo globo.com
+prodigy prodigy.net.mx
+qq qq.com
+163 163.com
+126 126.com
+sina sina.com
+sohu sohu.com
+yeah yeah.net
+foxmail foxmail.com
+aliyun aliyun.com
+139 139.com
+naver naver.com
+daum daum.net
+hanmail hanmail.net
+nate nate.com
+docomo docomo.ne.jp
+ezweb ezweb.ne.jp
+softbank softbank.ne.jp
+rediffmail rediffmail.com`;
+
+/** Slip lookup `truncated`: `key domain`. */
+export const slipTruncated = `gmail.c gmail.com
+gmail.co gmail.com
+yahoo.c yahoo.com
+yahoo.co yahoo.com
+hotmail.c hotmail.com
+hotmail.co hotmail.com
+outlook.c outlook.com
+outlook.co outlook.com
+icloud.c icloud.com
+icloud.co icloud.com
+aol.c aol.com
+aol.co aol.com
+live.c live.com
+live.co live.com
+msn.c msn.com
+msn.co msn.com
+googlemail.c googlemail.com
+googlemail.co googlemail.com
+me.c me.com
+me.co me.com
+mac.c mac.com
+mac.co mac.com
+proton.m proton.me
+protonmail.c protonmail.com
+protonmail.co protonmail.com
+pm.m pm.me
+ymail.c ymail.com
+ymail.co ymail.com
+rocketmail.c rocketmail.com
+rocketmail.co rocketmail.com
+mail.c mail.com
+mail.co mail.com
+email.c email.com
+email.co email.com
+gmx.c gmx.com
+gmx.co gmx.com
+gmx.n gmx.net
+gmx.ne gmx.net
+zoho.c zoho.com
+zoho.co zoho.com
+yandex.c yandex.com
+yandex.co yandex.com
+fastmail.c fastmail.com
+fastmail.co fastmail.com
+tutanota.c tutanota.com
+tutanota.co tutanota.com
+tuta.i tuta.io
+hey.c hey.com
+hey.co hey.com
+aim.c aim.com
+aim.co aim.com
+hushmail.c hushmail.com
+hushmail.co hushmail.com
+comcast.n comcast.net
+comcast.ne comcast.net
+att.n att.net
+att.ne att.net
+sbcglobal.n sbcglobal.net
+sbcglobal.ne sbcglobal.net
+verizon.n verizon.net
+verizon.ne verizon.net
+cox.n cox.net
+cox.ne cox.net
+charter.n charter.net
+charter.ne charter.net
+spectrum.n spectrum.net
+spectrum.ne spectrum.net
+earthlink.n earthlink.net
+earthlink.ne earthlink.net
+optonline.n optonline.net
+optonline.ne optonline.net
+bellsouth.n bellsouth.net
+bellsouth.ne bellsouth.net
+frontier.c frontier.com
+frontier.co frontier.com
+windstream.n windstream.net
+windstream.ne windstream.net
+centurylink.n centurylink.net
+centurylink.ne centurylink.net
+roadrunner.c roadrunner.com
+roadrunner.co roadrunner.com
+juno.c juno.com
+juno.co juno.com
+netzero.n netzero.net
+netzero.ne netzero.net
+shaw.c shaw.ca
+rogers.c rogers.com
+rogers.co rogers.com
+sympatico.c sympatico.ca
+telus.n telus.net
+telus.ne telus.net
+videotron.c videotron.ca
+bell.n bell.net
+bell.ne bell.net
+btinternet.c btinternet.com
+btinternet.co btinternet.com
+sky.c sky.com
+sky.co sky.com
+virginmedia.c virginmedia.com
+virginmedia.co virginmedia.com
+talktalk.n talktalk.net
+talktalk.ne talktalk.net
+ntlworld.c ntlworld.com
+ntlworld.co ntlworld.com
+blueyonder.co.u blueyonder.co.uk
+hotmail.co.u hotmail.co.uk
+yahoo.co.u yahoo.co.uk
+live.co.u live.co.uk
+aol.co.u aol.co.uk
+eircom.n eircom.net
+eircom.ne eircom.net
+yahoo.i yahoo.ie
+bigpond.c bigpond.com
+bigpond.co bigpond.com
+bigpond.net.a bigpond.net.au
+optusnet.com.a optusnet.com.au
+iinet.net.a iinet.net.au
+tpg.com.a tpg.com.au
+yahoo.com.a yahoo.com.au
+xtra.co.n xtra.co.nz
+gmx.d gmx.de
+web.d web.de
+t-online.d t-online.de
+freenet.d freenet.de
+yahoo.d yahoo.de
+hotmail.d hotmail.de
+outlook.d outlook.de
+arcor.d arcor.de
+posteo.d posteo.de
+mailbox.o mailbox.org
+mailbox.or mailbox.org
+gmx.a gmx.at
+bluewin.c bluewin.ch
+orange.f orange.fr
+free.f free.fr
+sfr.f sfr.fr
+laposte.n laposte.net
+laposte.ne laposte.net
+wanadoo.f wanadoo.fr
+hotmail.f hotmail.fr
+yahoo.f yahoo.fr
+live.f live.fr
+outlook.f outlook.fr
+neuf.f neuf.fr
+libero.i libero.it
+virgilio.i virgilio.it
+alice.i alice.it
+tiscali.i tiscali.it
+tin.i tin.it
+hotmail.i hotmail.it
+live.i live.it
+hotmail.e hotmail.es
+yahoo.e yahoo.es
+outlook.e outlook.es
+telefonica.n telefonica.net
+telefonica.ne telefonica.net
+ziggo.n ziggo.nl
+kpnmail.n kpnmail.nl
+home.n home.nl
+planet.n planet.nl
+hetnet.n hetnet.nl
+live.n live.nl
+telenet.b telenet.be
+skynet.b skynet.be
+wp.p wp.pl
+o2.p o2.pl
+onet.p onet.pl
+interia.p interia.pl
+op.p op.pl
+seznam.c seznam.cz
+centrum.c centrum.cz
+mail.r mail.ru
+yandex.r yandex.ru
+ya.r ya.ru
+bk.r bk.ru
+inbox.r inbox.ru
+list.r list.ru
+rambler.r rambler.ru
+ukr.n ukr.net
+ukr.ne ukr.net
+i.u i.ua
+uol.com.b uol.com.br
+bol.com.b bol.com.br
+terra.com.b terra.com.br
+ig.com.b ig.com.br
+yahoo.com.b yahoo.com.br
+hotmail.com.b hotmail.com.br
+outlook.com.b outlook.com.br
+globo.c globo.com
+globo.co globo.com
+yahoo.com.m yahoo.com.mx
+prodigy.net.m prodigy.net.mx
+qq.c qq.com
+qq.co qq.com
+163.c 163.com
+163.co 163.com
+126.c 126.com
+126.co 126.com
+sina.c sina.com
+sina.co sina.com
+sohu.c sohu.com
+sohu.co sohu.com
+yeah.n yeah.net
+yeah.ne yeah.net
+foxmail.c foxmail.com
+foxmail.co foxmail.com
+aliyun.c aliyun.com
+aliyun.co aliyun.com
+139.c 139.com
+139.co 139.com
+naver.c naver.com
+naver.co naver.com
+daum.n daum.net
+daum.ne daum.net
+hanmail.n hanmail.net
+hanmail.ne hanmail.net
+nate.c nate.com
+nate.co nate.com
+yahoo.co.j yahoo.co.jp
+docomo.ne.j docomo.ne.jp
+ezweb.ne.j ezweb.ne.jp
+softbank.ne.j softbank.ne.jp
+rediffmail.c rediffmail.com
+rediffmail.co rediffmail.com
+yahoo.co.i yahoo.co.in
+yahoo.com.s yahoo.com.sg
+yahoo.com.p yahoo.com.ph
+yahoo.com.v yahoo.com.vn
+yahoo.com.t yahoo.com.tw
+yahoo.com.h yahoo.com.hk`;
+
+/** Slip lookup `doubled`: `key domain`. */
+export const slipDoubled = `aaol.com aol.com
+aool.com aol.com
+aoll.com aol.com
+mmsn.com msn.com
+mssn.com msn.com
+msnn.com msn.com
+mmac.com mac.com
+maac.com mac.com
+macc.com mac.com
+ggmx.com gmx.com
+gmmx.com gmx.com
+gmxx.com gmx.com
+ggmx.net gmx.net
+gmmx.net gmx.net
+gmxx.net gmx.net
+hhey.com hey.com
+heey.com hey.com
+heyy.com hey.com
+aaim.com aim.com
+aiim.com aim.com
+aimm.com aim.com
+aatt.net att.net
+attt.net att.net
+ccox.net cox.net
+coox.net cox.net
+coxx.net cox.net
+ssky.com sky.com
+skky.com sky.com
+skyy.com sky.com
+aaol.co.uk aol.co.uk
+aool.co.uk aol.co.uk
+aoll.co.uk aol.co.uk
+ttpg.com.au tpg.com.au
+tppg.com.au tpg.com.au
+tpgg.com.au tpg.com.au
+ggmx.de gmx.de
+gmmx.de gmx.de
+gmxx.de gmx.de
+wweb.de web.de
+weeb.de web.de
+webb.de web.de
+ggmx.at gmx.at
+gmmx.at gmx.at
+gmxx.at gmx.at
+ggmx.ch gmx.ch
+gmmx.ch gmx.ch
+gmxx.ch gmx.ch
+ssfr.fr sfr.fr
+sffr.fr sfr.fr
+sfrr.fr sfr.fr
+ttin.it tin.it
+tiin.it tin.it
+tinn.it tin.it
+uukr.net ukr.net
+ukkr.net ukr.net
+ukrr.net ukr.net
+uuol.com.br uol.com.br
+uool.com.br uol.com.br
+uoll.com.br uol.com.br
+bbol.com.br bol.com.br
+bool.com.br bol.com.br
+boll.com.br bol.com.br`;
