@@ -47,7 +47,7 @@ export interface SqlStoreOptions {
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const UNFINISHED = `status IN ('queued', 'processing')`;
-/** The longest stretch of `putInputs` or `putResults` work without an event-loop turn, in milliseconds. */
+/** The longest stretch of `putInputs`, `putResults` or `getInputs` work without an event-loop turn, in milliseconds. */
 const INPUT_SLICE_MS = 5;
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
@@ -306,7 +306,10 @@ export async function openSqlStore(
         [id, offset, offset + limit, offset - INPUT_CHUNK],
       );
       const inputs: string[] = [];
+      // A window is about 2 MiB of addresses: parsed a row (4,096 at most) at a time, a turn once a slice is spent.
+      const budget = new TurnBudget(INPUT_SLICE_MS);
       for (const row of rows) {
+        if (budget.spent()) await budget.turn();
         const first = num(row.first);
         const emails = JSON.parse(row.emails as string) as string[]; // JSON: parsed natively, unlike text[]
         const from = Math.max(0, offset - first);
