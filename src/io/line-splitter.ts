@@ -83,7 +83,11 @@ export class LineSplitter {
         this.#hold(bytes.subarray(position));
         return lines;
       }
-      lines.push(this.#finish(bytes.subarray(position, newline), true));
+      // A line wholly inside this chunk is decoded in place (no view of it is made): most lines are.
+      const whole = this.#carried === 0 && (this.#number > 0 || !this.#stripBom);
+      lines.push(
+        whole ? this.#whole(bytes, position, newline) : this.#finish(bytes.subarray(position, newline), true),
+      );
       position = newline + 1;
     }
   }
@@ -103,6 +107,28 @@ export class LineSplitter {
       this.#carry.push(Buffer.from(rest));
     }
     this.#carried += rest.length;
+  }
+
+  /** The terminated line `bytes[from, to)` when nothing of it was carried from an earlier chunk. */
+  #whole(bytes: Buffer, from: number, to: number): Line {
+    const length = to - from;
+    const crlf = length > 0 && bytes[to - 1] === CR;
+    const content = crlf ? length - 1 : length;
+    if (content > this.#max) return this.#finish(bytes.subarray(from, to), true);
+    const text = bytes.toString('utf8', from, from + content);
+    this.#number++;
+    const end = this.#start + length + 1;
+    const line: Line = {
+      text,
+      number: this.#number,
+      start: this.#start,
+      end,
+      terminated: true,
+      crlf,
+      tooLong: false,
+    };
+    this.#start = end;
+    return line;
   }
 
   #finish(piece: Buffer, terminated: boolean): Line {

@@ -14,6 +14,7 @@ import type { KnownResultsHost } from './known-results.js';
 import { observedDriver } from './observed-driver.js';
 import { openError } from './open-error.js';
 import { resolveSqlOptions } from './options.js';
+import { pgliteModulePath, pgliteThreadDriver } from './pglite-thread.js';
 import { openSqlStore, type SqlStoreOptions } from './sql-store.js';
 
 /** Options of {@link pgliteStore}: a data directory, or a PGlite instance of the caller's. */
@@ -29,7 +30,8 @@ export interface PgliteStoreOptions extends SqlStoreOptions {
   readonly db?: PGlite;
 }
 
-function pgliteDriver(db: PGlite, owns: boolean): SqlDriver {
+/** A driver on the caller's own PGlite instance, run on the caller's thread; `close()` leaves it open. */
+function pgliteDriver(db: PGlite): SqlDriver {
   return {
     async query(text, params) {
       return (await db.query<Record<string, unknown>>(text, params as unknown[] | undefined)).rows;
@@ -43,9 +45,7 @@ function pgliteDriver(db: PGlite, owns: boolean): SqlDriver {
         }),
       );
     },
-    async close() {
-      if (owns) await db.close();
-    },
+    async close() {},
   };
 }
 
@@ -96,11 +96,13 @@ async function openPglite(
   resolved: ReturnType<typeof resolveSqlOptions>,
   what: string,
 ): Promise<PgliteJobStore> {
-  let db = options.db;
-  if (db === undefined) {
-    let module: typeof import('@electric-sql/pglite');
+  let inner: SqlDriver;
+  if (options.db !== undefined) {
+    inner = pgliteDriver(options.db);
+  } else {
+    let module: string;
     try {
-      module = await import('@electric-sql/pglite');
+      module = pgliteModulePath();
     } catch (error) {
       throw openError(
         what,
@@ -110,12 +112,13 @@ async function openPglite(
       );
     }
     try {
-      db = await module.PGlite.create(options.dataDir);
+      // On a thread of its own: PGlite runs each statement, and its file writes, on the calling thread.
+      inner = await pgliteThreadDriver(options.dataDir, module);
     } catch (error) {
       throw openError(what, describePgliteFailure(error));
     }
   }
-  const driver = observedDriver(pgliteDriver(db, options.db === undefined), resolved.onQuery);
+  const driver = observedDriver(inner, resolved.onQuery);
   try {
     return await openSqlStore(driver, {
       schema: resolved.schema,

@@ -5,6 +5,7 @@
 import type { JobError, JobRecord, JobSource, JobStatus } from '../bulk/types.js';
 import type { Status, VerificationResult } from '../result.js';
 import { resultJson } from '../result-json.js';
+import { TurnBudget } from '../turn.js';
 import type { Row } from './driver.js';
 
 /**
@@ -97,4 +98,25 @@ export function texts(results: readonly VerificationResult[]): string[] {
     }
     return text;
   });
+}
+
+/** Results serialised between two event-loop turns at most, in {@link textsInSlices}. */
+const TEXTS_SLICE = 256;
+
+/**
+ * {@link texts} with an event-loop turn whenever `budgetMs` of serialising is spent: a commit holds about a
+ * megabyte of results (a few thousand), whose JSON took 10-40 ms in one piece.
+ */
+export async function textsInSlices(
+  results: readonly VerificationResult[],
+  budgetMs: number,
+): Promise<string[]> {
+  if (results.length <= TEXTS_SLICE) return texts(results);
+  const budget = new TurnBudget(budgetMs);
+  const out: string[] = [];
+  for (let at = 0; at < results.length; at += TEXTS_SLICE) {
+    if (at > 0 && budget.spent()) await budget.turn();
+    for (const text of texts(results.slice(at, at + TEXTS_SLICE))) out.push(text);
+  }
+  return out;
 }

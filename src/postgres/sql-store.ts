@@ -15,7 +15,16 @@ import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
 import { type KnownResultsHost, sqlKnownResults } from './known-results.js';
 import type { QueryObserver } from './observed-driver.js';
-import { INPUT_CHUNK, inputChunk, insertInputsSql, num, recordOfRow, sourceColumn, texts } from './rows.js';
+import {
+  INPUT_CHUNK,
+  inputChunk,
+  insertInputsSql,
+  num,
+  recordOfRow,
+  sourceColumn,
+  texts,
+  textsInSlices,
+} from './rows.js';
 import { migrate } from './schema.js';
 import { usageOperations } from './usage-sql.js';
 
@@ -38,7 +47,7 @@ export interface SqlStoreOptions {
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const UNFINISHED = `status IN ('queued', 'processing')`;
-/** The longest stretch of `putInputs` work without an event-loop turn, in milliseconds. */
+/** The longest stretch of `putInputs`, `putResults` or `getInputs` work without an event-loop turn, in milliseconds. */
 const INPUT_SLICE_MS = 5;
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
@@ -297,7 +306,10 @@ export async function openSqlStore(
         [id, offset, offset + limit, offset - INPUT_CHUNK],
       );
       const inputs: string[] = [];
+      // A window is about 2 MiB of addresses: parsed a row (4,096 at most) at a time, a turn once a slice is spent.
+      const budget = new TurnBudget(INPUT_SLICE_MS);
       for (const row of rows) {
+        if (budget.spent()) await budget.turn();
         const first = num(row.first);
         const emails = JSON.parse(row.emails as string) as string[]; // JSON: parsed natively, unlike text[]
         const from = Math.max(0, offset - first);
@@ -311,7 +323,8 @@ export async function openSqlStore(
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
       const list = positions.join(',');
       const statuses = results.map((result) => result.status).join(',');
-      const joined = texts(results).join('\n'); // one text per column, split on the server: cheap for the client
+      // One text per column, split on the server: cheap for the client (serialised in slices: a commit is ~1 MiB).
+      const joined = (await textsInSlices(results, INPUT_SLICE_MS)).join('\n');
       const retries = commit?.retries ?? [];
       const retryColumns = [
         retries.map((retry) => retry.position),
