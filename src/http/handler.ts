@@ -316,7 +316,14 @@ export function createHandler(options: HandlerOptions = {}): Handler {
   const webhooks =
     options.webhooks === undefined
       ? undefined
-      : createHttpWebhooks(jobs, options.webhooks, options.authenticate === undefined);
+      : createHttpWebhooks(
+          jobs,
+          options.webhooks,
+          options.authenticate === undefined,
+          options.apiKeyStore === undefined
+            ? undefined
+            : { store: options.apiKeyStore, clock: options.clock ?? Date.now },
+        );
   const streams = liveStreams();
   const services: Services = {
     verifier,
