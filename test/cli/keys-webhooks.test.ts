@@ -14,7 +14,7 @@ import { deferred } from '../support/deferred.js';
 import { run, start } from '../support/mailvet-bin.js';
 import { outputMatch } from '../support/wait-for.js';
 import { type Received, receiver } from '../webhooks/support.js';
-import { tempDir } from './support.js';
+import { runCli, tempDir } from './support.js';
 
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 
@@ -216,26 +216,32 @@ describe('webhooks of stored keys on PGlite (--data), across restarts', () => {
   it(
     'refuses bad webhook-secret calls with usage errors that say what to do',
     async () => {
+      // Checked before the store opens: no database start.
+      const early: [string[], RegExp][] = [
+        [['webhook-secret', 'a', '--rotate'], /--rotate needs --grace <duration>/],
+        [['webhook-secret', 'a', '--grace', '1h'], /--grace applies to keys webhook-secret with --rotate/],
+        [['webhook-secret', 'a', '--remove', '--rotate'], /--remove cannot be combined/],
+        [['webhook-secret'], /keys webhook-secret takes one key id or name, got 0/],
+        [['list', '--rotate'], /--rotate does not apply to keys list/],
+        [['rotate', 'a', '--grace', '1h', '--webhook-secret'], /--webhook-secret does not apply/],
+      ];
+      for (const [args, message] of early) {
+        const exit = await runCli(['keys', ...args, '--data', dir.file('never-opened')]);
+        expect(exit.code, args.join(' ')).toBe(EXIT.usage);
+        expect(exit.stdout).toBe('');
+        expect(exit.stderr).toMatch(message);
+      }
       const store = ['--data', dir.file('usage')];
       await createKey(store, 'has-secret', true);
       await createKey(store, 'no-secret', false);
       const cases: [string[], RegExp][] = [
-        [['webhook-secret', 'has-secret'], /has a webhook secret already: --rotate --grace <duration>/],
-        [['webhook-secret', 'no-secret', '--rotate', '--grace', '1h'], /has no webhook secret to rotate/],
-        [['webhook-secret', 'no-secret', '--remove'], /has no webhook secret\n$/],
-        [['webhook-secret', 'has-secret', '--rotate'], /--rotate needs --grace <duration>/],
-        [
-          ['webhook-secret', 'has-secret', '--grace', '1h'],
-          /--grace applies to keys webhook-secret with --rotate/,
-        ],
-        [['webhook-secret', 'has-secret', '--remove', '--rotate'], /--remove cannot be combined/],
-        [['webhook-secret'], /keys webhook-secret takes one key id or name, got 0/],
-        [['webhook-secret', 'nobody'], /no API key "nobody" in this store/],
-        [['list', '--rotate'], /--rotate does not apply to keys list/],
-        [['rotate', 'has-secret', '--grace', '1h', '--webhook-secret'], /--webhook-secret does not apply/],
+        [['has-secret'], /has a webhook secret already: --rotate --grace <duration>/],
+        [['no-secret', '--rotate', '--grace', '1h'], /has no webhook secret to rotate/],
+        [['no-secret', '--remove'], /has no webhook secret\n$/],
+        [['nobody'], /no API key "nobody" in this store/],
       ];
       for (const [args, message] of cases) {
-        const exit = await run(['keys', args[0]!, ...store, ...args.slice(1)]);
+        const exit = await run(['keys', 'webhook-secret', ...store, ...args]);
         expect(exit.code, args.join(' ')).toBe(EXIT.usage);
         expect(exit.stdout).toBe('');
         expect(exit.stderr).toMatch(message);
