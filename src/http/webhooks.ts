@@ -30,7 +30,8 @@ export interface HttpWebhookOptions
   extends Omit<WebhookNotifierOptions, 'secrets' | 'present' | 'share' | 'secretsOf'> {
   /**
    * Settings per API key, keyed by the key as given in `apiKeys` (with `authenticate`: by the tenant it
-   * returns). A key without an entry cannot use webhooks (400).
+   * returns). A key without an entry cannot use webhooks (400), except a key of the handler's `apiKeyStore`
+   * whose record holds a webhook secret (`mailvet keys ... --webhook-secret`): it signs with that one.
    */
   readonly keys: Readonly<Record<string, WebhookKeyOptions>>;
 }
