@@ -3,7 +3,8 @@
  * webhook-secret` (spawned) give a key its `whsec_` secret; a spawned `mailvet serve` on PGlite (--data) and on
  * PostgreSQL (--store) signs the deliveries of that key's jobs with it, checked by a loopback receiver with the
  * `standardwebhooks` package; a key without a secret gets the error keys of MAILVET_API_KEYS get; the secret
- * survives a restart; a rotation signs with both secrets during its grace; a removal stops webhooks.
+ * survives a restart; a rotation signs with both secrets during its grace; a removal stops webhooks; a fleet job
+ * (serve --redis --work) is signed the same way.
  */
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, PGLITE_OPEN_MS, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { deferred } from '../support/deferred.js';
 import { run, start } from '../support/mailvet-bin.js';
+import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { outputMatch } from '../support/wait-for.js';
 import { type Received, receiver } from '../webhooks/support.js';
 import { runCli, tempDir } from './support.js';
@@ -294,5 +296,24 @@ describe.skipIf(POSTGRES_URL === undefined)(
         expect(output).not.toContain(made.key);
       }
     }, 90_000);
+
+    it.skipIf(REDIS_URL === undefined)(
+      "signs a fleet job's webhook with the stored key's secret (serve --redis --work)",
+      async () => {
+        const made = await createKey(store(), 'fleet-app', true);
+        const prefix = testPrefix();
+        const server = await serve([...store(), '--redis', REDIS_URL!, '--prefix', prefix, '--work']);
+        const target = await hook(made.secret!);
+        try {
+          expect((await delivered(server.url, made.key, target)).verified).toBe(true);
+        } finally {
+          const output = await server.stop();
+          await target.close();
+          await deletePrefix(prefix);
+          expect(output).not.toContain(made.secret!);
+        }
+      },
+      90_000,
+    );
   },
 );
