@@ -27,7 +27,7 @@ export type { HttpWebhooks, WebhookKeyOptions };
  * `allowHttpWebhooks`, timeouts, retry schedule, log) and the settings of each API key.
  */
 export interface HttpWebhookOptions
-  extends Omit<WebhookNotifierOptions, 'secrets' | 'present' | 'share' | 'secretsOf'> {
+  extends Omit<WebhookNotifierOptions, 'secrets' | 'present' | 'share' | 'secretsOf' | 'secretsChange'> {
   /**
    * Settings per API key, keyed by the key as given in `apiKeys` (with `authenticate`: by the tenant it
    * returns). A key without an entry cannot use webhooks (400), except a key of the handler's `apiKeyStore`
