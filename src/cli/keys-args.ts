@@ -108,13 +108,15 @@ const DURATION_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3
 /** Longest grace of a rotation (30 days). */
 export const MAX_GRACE_MS = 30 * 86_400_000;
 
-/** Checks `--grace 1h` (s, m, h or d; `0s` ends the old key at once) into milliseconds. */
-export function graceMsOf(raw: string | undefined): number {
-  if (raw === undefined) {
-    throw usageError(
-      'keys rotate needs --grace <duration>: how long the old key keeps working (e.g. 1h, 0s)',
-    );
-  }
+/**
+ * Checks `--grace 1h` (s, m, h or d; `0s` ends the old key or secret at once) into milliseconds. `missing` is the
+ * error when it is not given.
+ */
+export function graceMsOf(
+  raw: string | undefined,
+  missing = 'keys rotate needs --grace <duration>: how long the old key keeps working (e.g. 1h, 0s)',
+): number {
+  if (raw === undefined) throw usageError(missing);
   const match = DURATION.exec(raw.trim());
   const ms = match === null ? Number.NaN : Number(match[1]) * (DURATION_MS[match[2]!] as number);
   if (!(ms >= 0) || ms > MAX_GRACE_MS) {

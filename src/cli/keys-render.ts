@@ -1,5 +1,6 @@
 /**
- * How `mailvet keys list` shows keys: a table for people, `--json` for programs. Never a key or a digest.
+ * How `mailvet keys list` shows keys: a table for people, `--json` for programs. Never a key, a digest or a
+ * webhook secret: only whether the key has one.
  * @module
  */
 import type { ApiKeyRecord } from '../postgres/api-keys.js';
@@ -8,6 +9,13 @@ import type { ApiKeyRecord } from '../postgres/api-keys.js';
 export function keyState(record: ApiKeyRecord, now: number): 'active' | 'rotating' | 'revoked' {
   if (record.revokedAt !== null) return 'revoked';
   return record.previousUntil !== null && record.previousUntil > now ? 'rotating' : 'active';
+}
+
+/** Whether a key signs webhooks at `now`: `none`, `set`, or `rotating` (the replaced secret signs too). */
+export function webhookState(record: ApiKeyRecord, now: number): 'none' | 'set' | 'rotating' {
+  if (record.webhookSecret === null) return 'none';
+  const until = record.previousWebhookSecretUntil;
+  return record.previousWebhookSecret !== null && until !== null && until > now ? 'rotating' : 'set';
 }
 
 function iso(ms: number | null): string | null {
@@ -33,6 +41,9 @@ export function keyJson(record: ApiKeyRecord, now: number) {
     revoked_at: iso(record.revokedAt),
     previous_key_valid_until: keyState(record, now) === 'rotating' ? iso(record.previousUntil) : null,
     state: keyState(record, now),
+    webhook_secret: webhookState(record, now),
+    previous_webhook_secret_valid_until:
+      webhookState(record, now) === 'rotating' ? iso(record.previousWebhookSecretUntil) : null,
   };
 }
 
@@ -50,15 +61,21 @@ export function keysTable(records: readonly ApiKeyRecord[], now: number): string
   if (records.length === 0)
     return 'no API keys in this store (mailvet keys create --name ... --scopes ...)\n';
   const rows = [
-    ['NAME', 'KEY', 'SCOPES', 'RATE', 'QUOTA/DAY', 'CREATED', 'LAST USED', 'STATE'],
+    ['NAME', 'KEY', 'SCOPES', 'RATE', 'QUOTA/DAY', 'WEBHOOK', 'CREATED', 'LAST USED', 'STATE'],
     ...records.map((record) => {
       const state = keyState(record, now);
+      const webhook = webhookState(record, now);
       return [
         record.name,
         `${keyPrefix(record.id)}…`,
         record.scopes.join(','),
         rate(record.requestsPerSecond),
         record.addressesPerDay === null ? '-' : String(record.addressesPerDay),
+        webhook === 'none'
+          ? '-'
+          : webhook === 'set'
+            ? 'signed'
+            : `rotating (old secret until ${minute(record.previousWebhookSecretUntil)})`,
         minute(record.createdAt),
         minute(record.lastUsedAt),
         state === 'rotating' ? `rotating (old key until ${minute(record.previousUntil)})` : state,

@@ -1,15 +1,18 @@
 /**
- * `mailvet keys create|list|revoke|rotate`: API keys in the job store (`--data DIR` or `--store postgres://`),
- * each with a name, scopes and limits. A new key is printed once, alone on standard output; the store keeps only
- * its SHA-256 digest.
+ * `mailvet keys create|list|revoke|rotate|webhook-secret`: API keys in the job store (`--data DIR` or
+ * `--store postgres://`), each with a name, scopes, limits and optionally a webhook signing secret. A new key is
+ * printed once, alone on standard output (its new webhook secret on the next line); the store keeps only the
+ * key's SHA-256 digest, and the webhook secret as given (the server signs with it).
  * @module
  */
 import { newApiKey } from '../io/api-key.js';
 import { ApiKeyConflictError, type ApiKeyStore, type NewApiKeyRecord } from '../postgres/api-keys.js';
+import { generateWebhookSecret } from '../webhooks/sign.js';
 import { type FlagSpec, flagHelp, type ParsedArgs, parseArgs } from './args.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import { graceMsOf, keyNameOf, quotaOf, rateOf, scopesOf } from './keys-args.js';
 import { keyJson, keysTable } from './keys-render.js';
+import { changeWebhookSecret, type WebhookSecretAction, webhookSecretActionOf } from './keys-webhook.js';
 import { apiKeysOf, openStore, STORE_FLAGS, storeChoiceOf, storeCliError } from './store.js';
 
 const FLAGS: readonly FlagSpec[] = [
@@ -38,10 +41,22 @@ const FLAGS: readonly FlagSpec[] = [
     description: 'create: addresses the key may verify per UTC day (e.g. 100000/day)',
   },
   {
+    name: 'webhook-secret',
+    type: 'boolean',
+    description: 'create: give the key a webhook signing secret (printed once, on the line after the key)',
+  },
+  {
     name: 'grace',
     type: 'string',
     value: '<duration>',
-    description: 'rotate: how long the old key keeps working (e.g. 1h, 30m, 2d; 0s: not at all)',
+    description:
+      'rotate, webhook-secret --rotate: how long the old key or secret keeps working (e.g. 1h, 30m, 2d; 0s: not at all)',
+  },
+  { name: 'rotate', type: 'boolean', description: "webhook-secret: replace the key's secret with a new one" },
+  {
+    name: 'remove',
+    type: 'boolean',
+    description: "webhook-secret: drop the key's secret (no more webhooks)",
   },
   { name: 'json', type: 'boolean', description: 'list: one JSON array instead of a table' },
   ...STORE_FLAGS.filter((flag) => flag.name === 'data' || flag.name === 'store'),
@@ -49,35 +64,40 @@ const FLAGS: readonly FlagSpec[] = [
 ];
 
 /** Help text of `mailvet keys`. */
-export const KEYS_HELP = `Usage: mailvet keys <create|list|revoke|rotate> [flags] (--data <dir> | --store <postgres://...>)
+export const KEYS_HELP = `Usage: mailvet keys <create|list|revoke|rotate|webhook-secret> [flags] (--data <dir> | --store <postgres://...>)
 
 Manages the API keys kept in the job store of \`mailvet serve\`:
-  create --name <name> --scopes <list> [--rate 20/s] [--quota 100000/day]
+  create --name <name> --scopes <list> [--rate 20/s] [--quota 100000/day] [--webhook-secret]
                            make a key; it is printed once on standard output: store it now
+                           (with --webhook-secret, its whsec_ signing secret on the next line)
   list [--json]            every key: name, id, scopes, limits, created, last used, state
   revoke <id|name>         stop a key: every API node refuses it within seconds
   rotate <id|name> --grace <duration>
                            print a new key for the same id (same jobs); the old one works until the grace ends
+  webhook-secret <id|name> [--rotate --grace <duration> | --remove]
+                           print a new whsec_ secret that signs the webhooks of the key's jobs; --rotate
+                           replaces one (the old one signs too until the grace ends), --remove drops it
 
 Flags:
 ${flagHelp(FLAGS)}
 
 A stored key is mv_<id>_<secret>; its id is public (shown by list). Keys of MAILVET_API_KEYS keep working, with
-every scope. With --data, the directory must not be open in a running serve (stop it, or use --store).
+every scope. Webhook secrets are stored as given (the server signs with them) and never logged. With --data, the directory must not be open in a running serve (stop it, or use --store).
 Environment: MAILVET_DATA, MAILVET_STORE.
 Exit codes: 0 done, 2 usage error (bad flag, unknown scope or key, a name in use), 3 cannot open the store.
 Example: mailvet keys create --store postgres://... --name billing-app --scopes verify,bulk:read
 `;
 
-const SUBCOMMANDS = ['create', 'list', 'revoke', 'rotate'] as const;
+const SUBCOMMANDS = ['create', 'list', 'revoke', 'rotate', 'webhook-secret'] as const;
 type Subcommand = (typeof SUBCOMMANDS)[number];
 
 /** The flags each subcommand accepts besides --data and --store. */
 const OWN_FLAGS: Readonly<Record<Subcommand, readonly string[]>> = {
-  create: ['name', 'scopes', 'rate', 'quota'],
+  create: ['name', 'scopes', 'rate', 'quota', 'webhook-secret'],
   list: ['json'],
   revoke: [],
   rotate: ['grace'],
+  'webhook-secret': ['rotate', 'grace', 'remove'],
 };
 
 function checkFlags(args: ParsedArgs, sub: Subcommand): void {
@@ -117,8 +137,10 @@ interface KeysCall {
   readonly key?: Omit<NewApiKeyRecord, 'id' | 'hash' | 'createdAt'>;
   /** rotate: the grace of the old key. */
   readonly graceMs?: number;
-  /** revoke and rotate: the key's id or name. */
+  /** revoke, rotate and webhook-secret: the key's id or name. */
   readonly target?: string;
+  /** webhook-secret: set, rotate or remove. */
+  readonly webhook?: WebhookSecretAction;
 }
 
 function requestOf(sub: Subcommand, args: ParsedArgs): KeysCall {
@@ -128,6 +150,7 @@ function requestOf(sub: Subcommand, args: ParsedArgs): KeysCall {
       scopes: scopesOf(args.string('scopes')),
       requestsPerSecond: rateOf(args.string('rate')),
       addressesPerDay: quotaOf(args.string('quota')),
+      webhookSecret: args.flag('webhook-secret') ? generateWebhookSecret() : null,
     };
     return { sub, args, key };
   }
@@ -135,6 +158,9 @@ function requestOf(sub: Subcommand, args: ParsedArgs): KeysCall {
     return { sub, args, target: target(args, sub), graceMs: graceMsOf(args.string('grace')) };
   }
   if (sub === 'revoke') return { sub, args, target: target(args, sub) };
+  if (sub === 'webhook-secret') {
+    return { sub, args, target: target(args, sub), webhook: webhookSecretActionOf(args) };
+  }
   if (args.positionals.length > 1) throw usageError('keys list takes no arguments');
   return { sub, args };
 }
@@ -155,10 +181,15 @@ async function create(
       if (error instanceof ApiKeyConflictError && attempt < 3) continue; // a random id drawn twice
       throw error;
     }
-    await write(io.stdout, `${made.key}\n`);
+    const secret = key.webhookSecret ?? null;
+    await write(io.stdout, secret === null ? `${made.key}\n` : `${made.key}\n${secret}\n`);
+    const shown =
+      secret === null
+        ? 'It is shown only now: store it; the store keeps only its hash.'
+        : 'They are shown only now: store the key (the store keeps only its hash) and give the webhook secret (line 2) to the receivers.';
     await write(
       io.stderr,
-      `mailvet: created API key ${quote(name)} (id ${made.keyId}; scopes ${scopes.join(', ')}). It is shown only now: store it; the store keeps only its hash.\n`,
+      `mailvet: created API key ${quote(name)} (id ${made.keyId}; scopes ${scopes.join(', ')}${secret === null ? '' : '; webhook secret'}). ${shown}\n`,
     );
     return EXIT.ok;
   }
@@ -193,6 +224,8 @@ async function run(request: KeysCall, keys: ApiKeyStore, io: CliIo): Promise<num
       return create(request.key!, keys, io, now);
     case 'rotate':
       return rotate(request.target!, request.graceMs!, keys, io, now);
+    case 'webhook-secret':
+      return changeWebhookSecret(await live(keys, request.target!), request.webhook!, keys, io, now);
     case 'revoke': {
       const record = await live(keys, request.target!);
       await keys.revoke(record.id, now);
@@ -228,7 +261,7 @@ export async function runKeys(argv: readonly string[], io: CliIo): Promise<numbe
   if (sub === undefined || !(SUBCOMMANDS as readonly string[]).includes(sub)) {
     const got = sub === undefined ? 'none' : quote(sub);
     throw usageError(
-      `keys needs a subcommand: create, list, revoke or rotate (got ${got}); see mailvet keys --help`,
+      `keys needs a subcommand: create, list, revoke, rotate or webhook-secret (got ${got}); see mailvet keys --help`,
     );
   }
   checkFlags(args, sub as Subcommand);

@@ -157,7 +157,9 @@ MAILVET_METRICS_HOST, MAILVET_METRICS=1, MAILVET_DATA,
 MAILVET_STORE, MAILVET_RETENTION_DAYS, MAILVET_REDIS, MAILVET_PREFIX, and the MAILVET_* of the flags.
 Signed job webhooks (POST /v1/bulk with "webhook": { "url": "https://..." }; see docs/events.md) are on when
 --webhook-secrets-file (MAILVET_WEBHOOK_SECRETS_FILE) gives API keys their own whsec_ secrets, or
-MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) one secret for every other key.
+MAILVET_WEBHOOK_SECRETS (whsec_..., two comma-separated while rotating) one secret for every other key, and
+for the keys of a job store (--data, --store) given a secret by mailvet keys create --webhook-secret or
+mailvet keys webhook-secret.
 Exit codes: 0 stopped, 2 usage error (no API keys, bad flag), 3 cannot listen, open the job store or use the
 fleet's Redis.
 Example: MAILVET_API_KEYS=secret mailvet serve --port 8080
@@ -219,11 +221,13 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   const host = single(args, io.env, 'host', 'MAILVET_HOST')?.value ?? '127.0.0.1';
   const apiKeys = keysFromEnv(io.env);
   const metricsChoice = metricsChoiceOf(args, io.env, true);
-  const webhooks = await webhookChoiceOf(args, io.env, apiKeys, io.cwd ?? process.cwd());
+  const storeChoice = storeChoiceOf(args, io.env);
+  // A job store's keys may hold webhook secrets of their own (mailvet keys webhook-secret): webhooks are on.
+  const cwd = io.cwd ?? process.cwd();
+  const webhooks = await webhookChoiceOf(args, io.env, apiKeys, cwd, storeChoice.kind !== 'memory');
   const greylistDelaysMs = greylistDelaysOf(
     single(args, io.env, 'greylist-delays', 'MAILVET_GREYLIST_DELAYS'),
   );
-  const storeChoice = storeChoiceOf(args, io.env);
   if (apiKeys.length === 0 && storeChoice.kind === 'memory') {
     throw usageError(
       'serve needs API keys: set MAILVET_API_KEYS=key1,key2, or keep keys in a job store (--data or --store, then mailvet keys create)',

@@ -1,6 +1,7 @@
 /**
  * The webhook settings of `mailvet serve`: the signing secrets of each API key (`--webhook-secrets-file`, and
- * `MAILVET_WEBHOOK_SECRETS` for the keys the file does not list), the ranges webhooks may reach
+ * `MAILVET_WEBHOOK_SECRETS` for the keys the file does not list; a stored key's own is in the job store, set by
+ * `mailvet keys`), the ranges webhooks may reach
  * (`--webhook-allow-address`) and `http:` receivers (`--allow-http-webhooks`).
  * @module
  */
@@ -39,7 +40,10 @@ export const WEBHOOK_FLAG_NAMES: WebhookSettingNames = Object.freeze({
 
 /** The webhook settings read from flags, environment and the secrets file. */
 export interface WebhookChoice {
-  /** Signing secrets by API key; a key without an entry cannot ask for webhooks. */
+  /**
+   * Signing secrets by key of `MAILVET_API_KEYS`; a key without an entry cannot ask for webhooks. Stored keys
+   * are not listed: the server reads their secrets from the job store.
+   */
   readonly keys: Readonly<Record<string, { readonly secrets: readonly string[] }>>;
   readonly allowAddresses: readonly string[];
   readonly allowHttp: boolean;
@@ -134,15 +138,18 @@ async function readSecretsFile(path: string, shown: string): Promise<{ text: str
 }
 
 /**
- * Reads the webhook settings of `mailvet serve`: `undefined` when no secret is configured (webhooks off).
- * A key listed in the secrets file signs with its own secrets; every other key with `MAILVET_WEBHOOK_SECRETS`,
- * if set. `--webhook-allow-address` and `--allow-http-webhooks` without any secret are usage errors.
+ * Reads the webhook settings of `mailvet serve`: `undefined` when webhooks are off (no secret is configured and
+ * `storedKeys` is false). A key listed in the secrets file signs with its own secrets; every other key of
+ * `MAILVET_API_KEYS` with `MAILVET_WEBHOOK_SECRETS`, if set. With `storedKeys` (a job store, whose keys may hold
+ * secrets of their own) webhooks are on even without either. `--webhook-allow-address` and
+ * `--allow-http-webhooks` while webhooks are off are usage errors.
  */
 export async function webhookChoiceOf(
   args: ParsedArgs,
   env: Env,
   apiKeys: readonly string[],
   cwd: string,
+  storedKeys = false,
 ): Promise<WebhookChoice | undefined> {
   const shared = sharedSecretsOf(env);
   const file = single(args, env, 'webhook-secrets-file', 'MAILVET_WEBHOOK_SECRETS_FILE');
@@ -160,11 +167,11 @@ export async function webhookChoiceOf(
       );
     }
   }
-  if (shared === undefined && own.size === 0) {
+  if (shared === undefined && own.size === 0 && !storedKeys) {
     const stray = allowAddresses.length > 0 ? ranges.label : allowHttp ? '--allow-http-webhooks' : undefined;
     if (stray !== undefined) {
       throw usageError(
-        `${stray} applies only with webhooks on (MAILVET_WEBHOOK_SECRETS or --webhook-secrets-file)`,
+        `${stray} applies only with webhooks on (MAILVET_WEBHOOK_SECRETS, --webhook-secrets-file, or keys in a job store: --data or --store)`,
       );
     }
     return undefined;

@@ -268,7 +268,14 @@ export function createHandlerWith(platform: HttpPlatform, options: HandlerOption
   const webhooks =
     options.webhooks === undefined
       ? undefined
-      : createHttpWebhooks(jobs, options.webhooks, options.authenticate === undefined);
+      : createHttpWebhooks(
+          jobs,
+          options.webhooks,
+          options.authenticate === undefined,
+          options.apiKeyStore === undefined
+            ? undefined
+            : { store: options.apiKeyStore, clock: options.clock ?? Date.now },
+        );
   const streams = liveStreams();
   const services: Services = {
     verifier,

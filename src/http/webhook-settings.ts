@@ -15,10 +15,16 @@ export interface WebhookKeyOptions {
   readonly events?: readonly WebhookEventType[];
 }
 
+/** A key's webhook settings as the routes get them: a stored key's secrets are read anew before each attempt. */
+export interface ResolvedWebhookKey extends WebhookKeyOptions {
+  /** Reads the key's secrets again (a stored key's may be rotated or removed while its jobs run). @default none */
+  readonly current?: () => Promise<readonly string[] | undefined>;
+}
+
 /** What the routes use of the webhook settings. */
 export interface HttpWebhooks {
   readonly notifier: WebhookNotifier;
-  /** The settings of `tenant`'s key, if any. */
-  settingsOf(tenant: string | undefined): Promise<WebhookKeyOptions | undefined>;
+  /** The settings of `tenant`'s key, if any (a stored key's are read from the key store). */
+  settingsOf(tenant: string | undefined): Promise<ResolvedWebhookKey | undefined>;
   close(): Promise<void>;
 }

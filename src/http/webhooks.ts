@@ -15,7 +15,9 @@ import { checkSecrets } from '../webhooks/sign.js';
 import { sha256Hex } from './auth.js';
 import type { Context, Operation } from './context.js';
 import { HttpError } from './errors.js';
-import type { HttpWebhooks, WebhookKeyOptions } from './webhook-settings.js';
+import type { ApiKeyLookup } from './store-keys.js';
+import { storedWebhookSecrets } from './stored-webhooks.js';
+import type { HttpWebhooks, ResolvedWebhookKey, WebhookKeyOptions } from './webhook-settings.js';
 import { wireJob } from './wire.js';
 
 export type { HttpWebhooks, WebhookKeyOptions };
@@ -25,22 +27,33 @@ export type { HttpWebhooks, WebhookKeyOptions };
  * `allowHttpWebhooks`, timeouts, retry schedule, log) and the settings of each API key.
  */
 export interface HttpWebhookOptions
-  extends Omit<WebhookNotifierOptions, 'secrets' | 'present' | 'share' | 'secretsOf'> {
+  extends Omit<WebhookNotifierOptions, 'secrets' | 'present' | 'share' | 'secretsOf' | 'secretsChange'> {
   /**
    * Settings per API key, keyed by the key as given in `apiKeys` (with `authenticate`: by the tenant it
-   * returns). A key without an entry cannot use webhooks (400).
+   * returns). A key without an entry cannot use webhooks (400), except a key of the handler's `apiKeyStore`
+   * whose record holds a webhook secret (`mailvet keys ... --webhook-secret`): it signs with that one.
    */
   readonly keys: Readonly<Record<string, WebhookKeyOptions>>;
 }
 
+/** The key store of a handler (its `apiKeyStore`), whose keys' webhook secrets sign their jobs' deliveries. */
+export interface StoredWebhookKeys {
+  readonly store: Pick<ApiKeyLookup, 'get'>;
+  /** Clock in milliseconds (ends a secret rotation's grace). */
+  readonly clock: () => number;
+}
+
 /**
  * Validates the `webhooks` option and makes the notifier over `jobs`. `byKey` says whether `keys` are API
- * keys (turned into their tenants, the SHA-256 digests) or tenants already.
+ * keys (turned into their tenants, the SHA-256 digests) or tenants already. With `stored`, a stored key (tenant
+ * `key:<id>`) that `keys` does not list signs with the webhook secret the key store holds for it, read anew
+ * for each job and before each delivery attempt.
  */
 export function createHttpWebhooks(
   jobs: BulkJobManagerApi,
   options: HttpWebhookOptions,
   byKey: boolean,
+  stored?: StoredWebhookKeys,
 ): HttpWebhooks {
   if (typeof options !== 'object' || options === null)
     throw new OptionsError('webhooks', 'must be an object');
@@ -60,23 +73,26 @@ export function createHttpWebhooks(
         (list) => new Map(list),
       )
     : Promise.resolve(new Map(entries));
+  const storedSecrets = stored === undefined ? undefined : storedWebhookSecrets(stored.store, stored.clock);
+  const secretsOf = async (owner: string | null) => {
+    if (owner === null) return undefined;
+    return (await tenants).get(owner)?.secrets ?? storedSecrets?.(owner);
+  };
   // On an API node of a worker fleet, any node delivers a job's final events, whichever node created it.
   const share = (jobs as Partial<{ webhookShare(): WebhookShare | undefined }>).webhookShare?.();
   const notifier = createWebhookNotifier(jobs, {
     ...rest,
     present: wireJob,
-    ...(share === undefined
-      ? {}
-      : {
-          share,
-          secretsOf: async (owner: string | null) =>
-            owner === null ? undefined : (await tenants).get(owner)?.secrets,
-        }),
+    ...(share === undefined ? {} : { share, secretsOf, secretsChange: storedSecrets !== undefined }),
   });
   return {
     notifier,
-    async settingsOf(tenant) {
-      return tenant === undefined ? undefined : (await tenants).get(tenant);
+    async settingsOf(tenant): Promise<ResolvedWebhookKey | undefined> {
+      if (tenant === undefined) return undefined;
+      const own = (await tenants).get(tenant);
+      if (own !== undefined || storedSecrets === undefined) return own;
+      const secrets = await storedSecrets(tenant);
+      return secrets === undefined ? undefined : { secrets, current: () => storedSecrets(tenant) };
     },
     close: () => notifier.close(),
   };
@@ -107,7 +123,8 @@ export async function requestedWebhook(
         ? undefined
         : { url: settings.url, ...(settings.events === undefined ? {} : { events: settings.events }) };
   if (chosen === undefined) return undefined;
-  return webhooks.notifier.prepare(chosen, { secrets: settings.secrets });
+  const { secrets, current } = settings;
+  return webhooks.notifier.prepare(chosen, { secrets, ...(current === undefined ? {} : { current }) });
 }
 
 /** `GET /v1/bulk/{id}/webhooks` → `{ deliveries }`: every attempt, oldest first. */

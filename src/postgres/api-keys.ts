@@ -1,7 +1,7 @@
 /**
  * The API keys of `mailvet keys`, in the job store's `api_keys` table (migration 5): a key's name, scopes,
  * limits and times, and only the SHA-256 digest of the key (and, while a rotation's grace lasts, of the key it
- * replaced).
+ * replaced), and its webhook signing secret (migration 8), kept as given since the server signs with it.
  * @module
  */
 import { MailvetError } from '../errors.js';
@@ -31,13 +31,38 @@ export interface ApiKeyRecord {
   /** The digest of the key a rotation replaced, valid until `previousUntil`, or `null`. */
   readonly previousHash: string | null;
   readonly previousUntil: number | null;
+  /** The key's webhook signing secret (`whsec_...`), or `null`: its jobs cannot ask for a webhook. */
+  readonly webhookSecret: string | null;
+  /** The secret a rotation replaced, signing beside the new one until `previousWebhookSecretUntil`, or `null`. */
+  readonly previousWebhookSecret: string | null;
+  readonly previousWebhookSecretUntil: number | null;
 }
 
-/** What {@link ApiKeyStore.create} stores: a record without its times of use. */
+/**
+ * The secrets that sign a key's webhooks at `now`: its secret, then the replaced one while its grace lasts;
+ * `undefined` for a revoked key or one without a secret.
+ */
+export function webhookSecretsOf(record: ApiKeyRecord, now: number): readonly string[] | undefined {
+  if (record.revokedAt !== null || record.webhookSecret === null) return undefined;
+  const previous = record.previousWebhookSecret;
+  const graced = previous !== null && (record.previousWebhookSecretUntil ?? 0) > now;
+  return graced ? [record.webhookSecret, previous] : [record.webhookSecret];
+}
+
+/** What {@link ApiKeyStore.create} stores: a record without its times of use, with or without a webhook secret. */
 export type NewApiKeyRecord = Omit<
   ApiKeyRecord,
-  'lastUsedAt' | 'revokedAt' | 'previousHash' | 'previousUntil'
->;
+  | 'lastUsedAt'
+  | 'revokedAt'
+  | 'previousHash'
+  | 'previousUntil'
+  | 'webhookSecret'
+  | 'previousWebhookSecret'
+  | 'previousWebhookSecretUntil'
+> & {
+  /** Its webhook signing secret. @default null */
+  readonly webhookSecret?: string | null;
+};
 
 /** The keys table of a job store. */
 export interface ApiKeyStore {
@@ -56,6 +81,12 @@ export interface ApiKeyStore {
    * with that id.
    */
   rotate(id: string, hash: string, graceUntil: number): Promise<boolean>;
+  /**
+   * Sets a live key's webhook secret (`null` removes it and any replaced one). With `previousUntil`, the secret
+   * it replaces keeps signing until then; with `null` it is dropped at once. `false` when there is no live key
+   * with that id.
+   */
+  setWebhookSecret(id: string, secret: string | null, previousUntil: number | null): Promise<boolean>;
   /** Records a use of the key at `at` (never moves the time back). */
   touch(id: string, at: number): Promise<void>;
 }
@@ -80,6 +111,10 @@ export class ApiKeyConflictError extends MailvetError {
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
 
+function textOrNull(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
 function recordOf(row: Row): ApiKeyRecord {
   return {
     id: String(row.id),
@@ -91,8 +126,11 @@ function recordOf(row: Row): ApiKeyRecord {
     createdAt: num(row.created_at),
     lastUsedAt: numOrNull(row.last_used_at),
     revokedAt: numOrNull(row.revoked_at),
-    previousHash: row.previous_hash === null ? null : String(row.previous_hash),
+    previousHash: textOrNull(row.previous_hash),
     previousUntil: numOrNull(row.previous_until),
+    webhookSecret: textOrNull(row.webhook_secret),
+    previousWebhookSecret: textOrNull(row.previous_webhook_secret),
+    previousWebhookSecretUntil: numOrNull(row.previous_webhook_secret_until),
   };
 }
 
@@ -103,8 +141,9 @@ export function sqlApiKeys(client: SqlClient, schema: string): ApiKeyStore {
     async create(record) {
       try {
         await client.query(
-          `INSERT INTO ${t} (id, name, hash, scopes, requests_per_second, addresses_per_day, created_at)
-           VALUES ($1, $2, $3, $4::text[], $5, $6, $7)`,
+          `INSERT INTO ${t} (id, name, hash, scopes, requests_per_second, addresses_per_day, created_at,
+             webhook_secret)
+           VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8)`,
           [
             record.id,
             record.name,
@@ -113,6 +152,7 @@ export function sqlApiKeys(client: SqlClient, schema: string): ApiKeyStore {
             record.requestsPerSecond,
             record.addressesPerDay,
             record.createdAt,
+            record.webhookSecret ?? null,
           ],
         );
       } catch (error) {
@@ -154,6 +194,18 @@ export function sqlApiKeys(client: SqlClient, schema: string): ApiKeyStore {
         `UPDATE ${t} SET previous_hash = hash, previous_until = $3, hash = $2
          WHERE id = $1 AND revoked_at IS NULL RETURNING id`,
         [id, hash, graceUntil],
+      );
+      return rows.length > 0;
+    },
+
+    async setWebhookSecret(id, secret, previousUntil) {
+      const rows = await client.query(
+        `UPDATE ${t} SET
+           previous_webhook_secret = CASE WHEN $3::bigint IS NULL THEN NULL ELSE webhook_secret END,
+           previous_webhook_secret_until = $3::bigint,
+           webhook_secret = $2::text
+         WHERE id = $1 AND revoked_at IS NULL RETURNING id`,
+        [id, secret, previousUntil],
       );
       return rows.length > 0;
     },

@@ -123,6 +123,11 @@ export const MIGRATIONS: readonly string[] = [
      expires_at bigint NOT NULL
    );
    CREATE INDEX known_results_expiry ON {s}.known_results (expires_at);`,
+  // 8: each stored key's webhook signing secret (`whsec_...`, kept as given: the server signs with it), and while
+  // a rotation's grace lasts the secret it replaced, which signs beside it until then (epoch milliseconds).
+  `ALTER TABLE {s}.api_keys ADD COLUMN webhook_secret text;
+   ALTER TABLE {s}.api_keys ADD COLUMN previous_webhook_secret text;
+   ALTER TABLE {s}.api_keys ADD COLUMN previous_webhook_secret_until bigint;`,
 ];
 
 /** The schema version this code writes. */

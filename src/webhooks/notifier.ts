@@ -9,17 +9,12 @@ import type { Resolver } from '../dns/types.js';
 import { JobNotFoundError, OptionsError } from '../errors.js';
 import { integerOption } from '../option-fields.js';
 import { WebhookInputError, WebhookRefusedError } from './errors.js';
-import {
-  memoryWebhookLog,
-  WEBHOOK_EVENT_TYPES,
-  type WebhookAttempt,
-  type WebhookEventType,
-  type WebhookLog,
-} from './log.js';
+import { webhookEventsOf } from './events.js';
+import { memoryWebhookLog, type WebhookAttempt, type WebhookEventType, type WebhookLog } from './log.js';
 import { nodeWebhookTransport } from './node-transport.js';
 import { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs } from './schedule.js';
 import type { WebhookShare } from './share.js';
-import { checkSecrets, signWebhook } from './sign.js';
+import { checkSecrets, signingSecrets, signWebhook } from './sign.js';
 import {
   checkTarget,
   parseWebhookUrl,
@@ -69,6 +64,12 @@ export interface WebhookSpec {
 export interface WebhookSigning {
   /** `whsec_...` secrets; every delivery carries one signature per secret. */
   readonly secrets: readonly string[];
+  /**
+   * Reads the key's secrets anew before each attempt, for keys whose secret may be rotated or removed while
+   * their jobs run (stored keys). An attempt for which it answers `undefined` (no secret now) or throws is a
+   * failed attempt, retried on the schedule. @default none: `secrets` sign every attempt
+   */
+  readonly current?: () => Promise<readonly string[] | undefined>;
 }
 
 /**
@@ -129,6 +130,11 @@ export interface WebhookNotifierOptions<J extends WebhookJob = WebhookJob> {
   /** The signing secrets of a job's owner, for webhooks read from `share`. @default the `secrets` option */
   readonly secretsOf?: (owner: string | null) => Promise<readonly string[] | undefined>;
   /**
+   * Whether the secrets of `secretsOf` are read anew before each attempt of a webhook read from `share` (as
+   * {@link WebhookSigning.current} does; for keys whose secret may change while the server runs). @default false
+   */
+  readonly secretsChange?: boolean;
+  /**
    * How refusals name the settings that would allow a URL (`mailvet serve` gives its flags).
    * @default { allowAddresses: 'allowAddresses', allowHttpWebhooks: 'allowHttpWebhooks' }
    */
@@ -141,10 +147,9 @@ export interface WebhookNotifierOptions<J extends WebhookJob = WebhookJob> {
 }
 
 /** A webhook that passed the checks, ready to attach to a job. */
-export interface PreparedWebhook {
+export interface PreparedWebhook extends WebhookSigning {
   readonly target: WebhookUrl;
   readonly events: readonly WebhookEventType[];
-  readonly secrets: readonly string[];
 }
 
 /** Delivers a manager's job events to the jobs' webhooks. */
@@ -178,25 +183,6 @@ interface Watch {
   lastProgressCompleted: number;
   finished: boolean;
   deliveries: number;
-}
-
-const DEFAULT_EVENTS: readonly WebhookEventType[] = Object.freeze(['bulk.completed', 'bulk.failed']);
-
-function eventsOf(value: unknown): readonly WebhookEventType[] {
-  if (value === undefined) return DEFAULT_EVENTS;
-  if (!Array.isArray(value) || value.length === 0 || value.length > WEBHOOK_EVENT_TYPES.length) {
-    throw new WebhookInputError(
-      'webhook.events',
-      `must be a non-empty list of ${WEBHOOK_EVENT_TYPES.join(', ')}`,
-    );
-  }
-  for (const event of value) {
-    if (!WEBHOOK_EVENT_TYPES.includes(event as WebhookEventType)) {
-      const shown = typeof event === 'string' ? JSON.stringify(event.slice(0, 64)) : typeof event;
-      throw new WebhookInputError('webhook.events', `has an unknown event ${shown}`);
-    }
-  }
-  return Object.freeze([...new Set(value as WebhookEventType[])]);
 }
 
 const realClock: Clock = {
@@ -277,10 +263,11 @@ export function createWebhookNotifier<J extends WebhookJob>(
     let error: string | null = null;
     const at = clock.now();
     try {
+      const secrets = await signingSecrets(watch.webhook);
       resolver ??= nodeResolver();
       const target = await checkTarget(watch.webhook.target, { resolver, guard, names });
       transport ??= nodeWebhookTransport();
-      const headers = signWebhook(watch.webhook.secrets, id, clock.now(), body);
+      const headers = signWebhook(secrets, id, clock.now(), body);
       const response = await transport.send({
         url: target.url,
         address: target.address,
@@ -390,14 +377,18 @@ export function createWebhookNotifier<J extends WebhookJob>(
   async function sharedWatch(jobId: string): Promise<Watch | undefined> {
     const spec = await share!.load(jobId);
     if (spec === undefined || watches.has(jobId)) return undefined;
-    const secrets = (await options.secretsOf?.(spec.owner)) ?? defaults;
+    const secretsOf = options.secretsOf;
+    const secrets = (await secretsOf?.(spec.owner)) ?? defaults;
     if (secrets === undefined) return undefined;
+    const current =
+      secretsOf !== undefined && options.secretsChange === true ? () => secretsOf(spec.owner) : undefined;
     const watch: Watch = {
       jobId,
       webhook: {
         target: parseWebhookUrl(spec.url, allowHttp, 'webhook.url', names),
         events: spec.events,
         secrets,
+        ...(current === undefined ? {} : { current }),
       },
       lastProgressAt: null,
       lastProgressCompleted: -1,
@@ -427,7 +418,7 @@ export function createWebhookNotifier<J extends WebhookJob>(
       throw new WebhookInputError('webhook', `has an unknown field ${JSON.stringify(unknown.slice(0, 64))}`);
     }
     const target = parseWebhookUrl(url, allowHttp, 'webhook.url', names);
-    const list = eventsOf(events);
+    const list = webhookEventsOf(events);
     const secrets = signing === undefined ? defaults : checkSecrets(signing.secrets);
     if (secrets === undefined) throw new OptionsError('secrets', 'no webhook secret is configured');
     resolver ??= nodeResolver();
@@ -437,7 +428,12 @@ export function createWebhookNotifier<J extends WebhookJob>(
       if (error instanceof WebhookRefusedError) tell(null, target.host, error.serverDetail);
       throw error;
     }
-    return { target, events: list, secrets };
+    return {
+      target,
+      events: list,
+      secrets,
+      ...(signing?.current === undefined ? {} : { current: signing.current }),
+    };
   }
 
   async function attach(jobId: string, webhook: PreparedWebhook, access?: WebhookJobAccess): Promise<void> {
@@ -470,8 +466,10 @@ export function createWebhookNotifier<J extends WebhookJob>(
       if (watch.deliveries === 0) watches.delete(jobId);
     },
     async watch(jobId, spec, access = {}) {
-      const { secrets, ...rest } = access;
-      const prepared = await prepare(spec, secrets === undefined ? undefined : { secrets });
+      const { secrets, current, ...rest } = access;
+      const signing =
+        secrets === undefined ? undefined : { secrets, ...(current === undefined ? {} : { current }) };
+      const prepared = await prepare(spec, signing);
       await attach(jobId, prepared, rest);
     },
     async deliveries(jobId) {

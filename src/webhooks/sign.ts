@@ -4,6 +4,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { OptionsError } from '../errors.js';
+import { WebhookRefusedError } from './errors.js';
 
 const SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
 const MIN_KEY_BYTES = 24;
@@ -64,4 +65,31 @@ export function signWebhook(
   const at = new Date(seconds * 1000);
   const signature = secrets.map((secret) => new Webhook(secret).sign(id, at, body)).join(' ');
   return { 'webhook-id': id, 'webhook-timestamp': String(seconds), 'webhook-signature': signature };
+}
+
+/**
+ * The secrets that sign one attempt: what `current()` answers now when given (a stored key's secret may have been
+ * rotated or removed), else `secrets`. Throws {@link WebhookRefusedError} (a failed attempt, retried on the
+ * schedule) when the key has no secret now or its secrets cannot be read.
+ */
+export async function signingSecrets(signing: {
+  readonly secrets: readonly string[];
+  readonly current?: () => Promise<readonly string[] | undefined>;
+}): Promise<readonly string[]> {
+  if (signing.current === undefined) return signing.secrets;
+  let found: readonly string[] | undefined;
+  try {
+    found = await signing.current();
+  } catch (error) {
+    throw new WebhookRefusedError("the webhook secret of the job's API key could not be read", {
+      cause: error,
+      serverDetail: `reading the webhook secret failed: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+  if (found === undefined || found.length === 0) {
+    throw new WebhookRefusedError(
+      "the job's API key has no webhook secret now (removed, or the key revoked)",
+    );
+  }
+  return found;
 }

@@ -34,7 +34,10 @@ async function create(store: string[], name: string, scopes: string, extra: stri
 
 describe('mailvet keys: bad input', () => {
   it.each([
-    [['keys'], /^mailvet: keys needs a subcommand: create, list, revoke or rotate \(got none\)/],
+    [
+      ['keys'],
+      /^mailvet: keys needs a subcommand: create, list, revoke, rotate or webhook-secret \(got none\)/,
+    ],
     [['keys', 'delete', '--data', 'x'], /^mailvet: keys needs a subcommand.*\(got "delete"\)/],
     [['keys', 'list'], /^mailvet: keys live in the job store: give --data <dir> or --store/],
     [
@@ -74,7 +77,7 @@ describe('mailvet keys: bad input', () => {
   it('prints its help', async () => {
     const run = await runCli(['keys', '--help']);
     expect(run.code).toBe(EXIT.ok);
-    expect(run.stdout).toContain('Usage: mailvet keys <create|list|revoke|rotate>');
+    expect(run.stdout).toContain('Usage: mailvet keys <create|list|revoke|rotate|webhook-secret>');
   });
 });
 
@@ -126,7 +129,7 @@ describe('mailvet keys on PGlite (--data)', () => {
       const table = await runCli(['keys', 'list', ...store]);
       expect(table.code).toBe(EXIT.ok);
       const lines = table.stdout.trim().split('\n');
-      expect(lines[0]).toMatch(/^NAME +KEY +SCOPES +RATE +QUOTA\/DAY +CREATED +LAST USED +STATE$/);
+      expect(lines[0]).toMatch(/^NAME +KEY +SCOPES +RATE +QUOTA\/DAY +WEBHOOK +CREATED +LAST USED +STATE$/);
       expect(lines[1]).toMatch(
         new RegExp(
           `^billing-app +mv_${billing.id}_… +verify,bulk:read,bulk:write +20/s +100000 .* rotating \\(old key until `,

@@ -1,16 +1,17 @@
 /**
  * The logs of a spawned `mailvet serve`: every line of standard output is JSON; a request line carries the
  * request id the client got, the route template, the status and the bytes written; job transitions are lines;
- * and the whole output of a run holds no API key, no webhook secret, no store password and no address unless
- * --log-addresses is given.
+ * and the whole output of a run holds no API key (of MAILVET_API_KEYS or stored), no webhook secret (of the
+ * environment or of a stored key), no store password and no address unless --log-addresses is given.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.js';
 import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { freePort } from '../support/free-port.js';
-import { start } from '../support/mailvet-bin.js';
+import { run as runBin, start } from '../support/mailvet-bin.js';
 import { outputMatch, waitFor } from '../support/wait-for.js';
+import { tempDir } from './support.js';
 
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS); // the spawned bin runs dist/
 
@@ -22,23 +23,47 @@ const ADDRESS = 'someone.logged@example.com';
 const BULK = ['bulk-one.logged@example.org', 'bulk-two.logged@example.org'];
 
 const schema = testSchema();
+let dir: Awaited<ReturnType<typeof tempDir>> | undefined;
 afterAll(async () => {
   if (POSTGRES_URL !== undefined) await dropPostgresSchema(schema);
+  await dir?.remove();
 });
 
-/** The store flags: PostgreSQL with a password in its URL when a server is there (trust auth ignores it). */
-function storeFlags(): string[] {
+/**
+ * The store flags: PostgreSQL with a password in its URL when a server is there (trust auth ignores it), else
+ * PGlite in a directory of its own.
+ */
+async function storeFlags(): Promise<string[]> {
   if (POSTGRES_URL === undefined) {
     console.log(
-      'MAILVET_TEST_POSTGRES_URL is not set: the run keeps its jobs in memory (no store URL to hide)',
+      'MAILVET_TEST_POSTGRES_URL is not set: the run keeps its jobs in PGlite (no store URL to hide)',
     );
-    return [];
+    dir = await tempDir('mailvet-serve-logs-');
+    return ['--data', dir.file('data')];
   }
   const url = new URL(POSTGRES_URL);
   url.password = PASSWORD;
   if (url.username === '') url.username = 'postgres';
   url.searchParams.set('schema', schema);
   return ['--store', url.toString()];
+}
+
+/** A stored key with a webhook secret (`mailvet keys create --webhook-secret`): the key and the secret. */
+async function storedKey(store: string[]): Promise<{ key: string; secret: string }> {
+  const args = [
+    'keys',
+    'create',
+    ...store,
+    '--name',
+    'logged-app',
+    '--scopes',
+    'verify,bulk:read,bulk:write',
+  ];
+  const exit = await runBin([...args, '--webhook-secret']);
+  expect(exit.code, exit.stderr).toBe(EXIT.ok);
+  const [key = '', secret = ''] = exit.stdout.trim().split('\n');
+  expect(secret).toMatch(/^whsec_/);
+  return { key, secret };
 }
 
 type Line = Record<string, unknown> & { level: string; msg: string };
@@ -86,7 +111,10 @@ describe('mailvet serve logs (spawned)', () => {
   it('logs JSON lines for requests and job transitions, and nothing secret in the whole run', async () => {
     const answered: { id: string | null; bytes: number }[] = [];
     let jobId = '';
-    const run = await served(['--log-level', 'debug', ...storeFlags()], async (url, output) => {
+    let storedJobId = '';
+    const store = await storeFlags();
+    const stored = await storedKey(store);
+    const run = await served(['--log-level', 'debug', ...store], async (url, output) => {
       const ok = await verify(url, KEYS[1]!, 'client-chosen-id-1');
       answered.push({ id: ok.headers.get('x-request-id'), bytes: (await ok.arrayBuffer()).byteLength });
       const generated = await verify(url, KEYS[0]!);
@@ -117,6 +145,17 @@ describe('mailvet serve logs (spawned)', () => {
         { what: 'the job to complete' },
       );
       await waitFor(() => output().includes(`"msg":"webhook (job ${jobId})`), { what: 'the webhook line' });
+      // A stored key signs its job's webhook with its own secret, read from the store.
+      const storedJob = await fetch(`${url}/v1/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${stored.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ emails: [BULK[0]], webhook: { url: `http://127.0.0.1:${closed}/hook` } }),
+      });
+      expect(storedJob.status).toBe(201);
+      storedJobId = ((await storedJob.json()) as { id: string }).id;
+      await waitFor(() => output().includes(`"msg":"webhook (job ${storedJobId})`), {
+        what: "the stored key's webhook line",
+      });
     });
     expect(run.exit.code).toBe(EXIT.ok);
     const requests = run.lines.filter((line) => line.msg === 'request');
@@ -150,7 +189,15 @@ describe('mailvet serve logs (spawned)', () => {
       ),
     ).toBe(true);
     expect(run.lines.at(-1)?.msg).toBe('mailvet API stopped');
+    expect(run.lines.find((line) => line.msg === 'request' && line.key_id !== null)).toMatchObject({
+      route: '/v1/bulk',
+      key_id: /^mv_([0-9A-Za-z]{8})_/.exec(stored.key)?.[1],
+    });
     for (const secret of [
+      stored.key,
+      stored.key.slice(12),
+      stored.secret,
+      stored.secret.slice(6),
       ...KEYS,
       WRONG_KEY,
       SECRET,

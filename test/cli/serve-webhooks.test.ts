@@ -184,7 +184,7 @@ describe('mailvet serve webhooks (spawned)', () => {
       code: EXIT.usage,
       stdout: '',
       stderr:
-        'mailvet: --webhook-allow-address applies only with webhooks on (MAILVET_WEBHOOK_SECRETS or --webhook-secrets-file)\n',
+        'mailvet: --webhook-allow-address applies only with webhooks on (MAILVET_WEBHOOK_SECRETS, --webhook-secrets-file, or keys in a job store: --data or --store)\n',
     });
     const file = dir.file('shared');
     await writeFile(file, `key-a ${SECRET_A}\nkey-b ${SECRET_A}\n`);

@@ -295,6 +295,9 @@ describe('the handler options of stored keys', () => {
           revokedAt: null,
           previousHash: null,
           previousUntil: null,
+          webhookSecret: null,
+          previousWebhookSecret: null,
+          previousWebhookSecretUntil: null,
         };
       },
       touch: async () => {},
@@ -338,6 +341,9 @@ describe('the handler options of stored keys', () => {
           revokedAt: null,
           previousHash: null,
           previousUntil: null,
+          webhookSecret: null,
+          previousWebhookSecret: null,
+          previousWebhookSecretUntil: null,
         };
       },
       touch: async () => {},
