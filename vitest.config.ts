@@ -33,7 +33,8 @@ const INTEGRATION = [
 /**
  * Integration files that keep the CPU busy rather than wait: jobs of 3,000 to 30,000 addresses against loopback
  * servers (in process or in spawned fleets), PGlite's initdb in spawned `mailvet serve --data` processes, Chromium.
- * Five at once on two cores starve each other's SMTP probes and timers; they run two at a time, after the rest.
+ * Four or five at once on two cores starve each other's SMTP probes and timers past the tests' deadlines; they run
+ * two at a time, after the rest.
  */
 const HEAVY = [
   'test/postgres/crash.test.ts',
@@ -49,6 +50,9 @@ const HEAVY = [
   'test/known/serve.test.ts',
   'test/postgres/data-dir-permissions.test.ts',
   'test/postgres/durable-manager.test.ts',
+  'test/http/node.test.ts', // 1,000 SSE clients, a 10,000-address flow, a large NDJSON download
+  'test/http/events.test.ts',
+  'test/cli/spawn.test.ts',
 ];
 
 /**
@@ -100,7 +104,7 @@ export default defineConfig({
           exclude: HEAVY,
           // Mostly waiting (spawned CLIs, loopback servers, PostgreSQL, Redis, Postfix): several files at once. Each
           // file uses its own ports, schemas, key prefixes and directories, so files may run side by side.
-          maxWorkers: 4,
+          maxWorkers: 3,
           sequence: { groupOrder: 1 },
         },
       },
