@@ -32,7 +32,8 @@ const INTEGRATION = [
 
 /**
  * Integration files that keep the CPU busy rather than wait: jobs of 3,000 to 30,000 addresses against loopback
- * servers (in process or in spawned fleets), PGlite's initdb in spawned `mailvet serve --data` processes, Chromium.
+ * servers (in process or in spawned fleets), PGlite's initdb in spawned `mailvet serve --data` processes, Chromium,
+ * lists of 200,000 lines or 64 MiB.
  * Four or five at once on two cores starve each other's SMTP probes and timers past the tests' deadlines; they run
  * two at a time, after the rest.
  */
@@ -53,19 +54,19 @@ const HEAVY = [
   'test/http/node.test.ts', // 1,000 SSE clients, a 10,000-address flow, a large NDJSON download
   'test/http/events.test.ts',
   'test/cli/spawn.test.ts',
+  'test/cli/stream.test.ts', // 200,000 lines through the CLI
+  'test/console/list-file.test.ts', // a file over 64 MiB read in slices
 ];
 
 /**
- * Files that start first in their project, longest first (HEAVY is in that order too), so that none of them begins
+ * Files that start first in their project, longest first (HEAVY begins with its longest), so that none of them begins
  * near the end of a run and holds it up alone while the other workers sit idle (see test/support/slow-first.ts).
  */
 const SLOW_FIRST = [
   ...HEAVY,
-  'test/console/list-file.test.ts',
   'test/e2e/postfix.test.ts',
   'test/postgres/damaged-store.test.ts',
   'test/package.test.ts',
-  'test/cli/stream.test.ts',
   'test/metrics/prometheus.test.ts',
 ];
 
