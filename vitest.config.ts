@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { slowFirstSequencer } from './test/support/slow-first.js';
 
 /**
  * Test files that start processes or open sockets (loopback servers, HTTP over a socket, DNS over UDP), or that
@@ -29,11 +30,56 @@ const INTEGRATION = [
   'test/http/usage-shared.test.ts', // key limits of two API nodes on PGlite, PostgreSQL and Redis
 ];
 
+/**
+ * Integration files that keep the CPU busy rather than wait: jobs of 3,000 to 30,000 addresses against loopback
+ * servers (in process or in spawned fleets), PGlite's initdb in spawned `mailvet serve --data` processes, Chromium,
+ * lists of 200,000 lines or 64 MiB.
+ * Four or five at once on two cores starve each other's SMTP probes and timers past the tests' deadlines; they run
+ * two at a time, after the rest.
+ */
+const HEAVY = [
+  'test/postgres/crash.test.ts',
+  'test/bullmq/processes.test.ts',
+  'test/console/browser.test.ts',
+  'test/postgres/dir-lock.test.ts',
+  'test/postgres/store-contract.test.ts',
+  'test/cli/shutdown.test.ts',
+  'test/cli/keys.test.ts',
+  'test/bullmq/outage.test.ts',
+  'test/cli/finish-spawn.test.ts',
+  'test/bullmq/fleet.test.ts',
+  'test/known/serve.test.ts',
+  'test/postgres/data-dir-permissions.test.ts',
+  'test/postgres/durable-manager.test.ts',
+  'test/http/node.test.ts', // 1,000 SSE clients, a 10,000-address flow, a large NDJSON download
+  'test/http/events.test.ts',
+  'test/cli/spawn.test.ts',
+  'test/cli/stream.test.ts', // 200,000 lines through the CLI
+  'test/console/list-file.test.ts', // a file over 64 MiB read in slices
+];
+
+/**
+ * Files that start first in their project, longest first (HEAVY begins with its longest), so that none of them begins
+ * near the end of a run and holds it up alone while the other workers sit idle (see test/support/slow-first.ts).
+ */
+const SLOW_FIRST = [
+  ...HEAVY,
+  'test/e2e/postfix.test.ts',
+  'test/postgres/damaged-store.test.ts',
+  'test/package.test.ts',
+  'test/metrics/prometheus.test.ts',
+];
+
 export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 20_000,
+    sequence: { sequencer: slowFirstSequencer(SLOW_FIRST) },
     coverage: { provider: 'v8', include: ['src/**'], reporter: ['text-summary'] },
+    // vitest's default of availableParallelism - 1 workers is one worker on a 2-core machine: every file would run
+    // alone, though most integration files spend their time waiting on child processes, sockets and databases.
+    // Projects with different worker counts run one after the other (sequence.groupOrder): unit, integration, heavy.
+    // `--project "integration*"` runs both integration projects.
     projects: [
       {
         extends: true,
@@ -42,11 +88,35 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: INTEGRATION,
           setupFiles: ['test/support/unit-guard.ts'],
+          // CPU-bound: one worker per core. A worker keeps its module cache from file to file (isolate: false):
+          // importing src/ again for each of ~130 files cost two thirds of the project's CPU time. Unit files leave
+          // no global state behind (spies and timers are restored, process.env put back); a run with
+          // --sequence.shuffle.files proves that no file depends on what ran before it.
+          maxWorkers: 2,
+          isolate: false,
+          sequence: { groupOrder: 0 },
         },
       },
       {
         extends: true,
-        test: { name: 'integration', include: INTEGRATION },
+        test: {
+          name: 'integration',
+          include: INTEGRATION,
+          exclude: HEAVY,
+          // Mostly waiting (spawned CLIs, loopback servers, PostgreSQL, Redis, Postfix): several files at once. Each
+          // file uses its own ports, schemas, key prefixes and directories, so files may run side by side.
+          maxWorkers: 3,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-heavy',
+          include: HEAVY,
+          maxWorkers: 2,
+          sequence: { groupOrder: 2 },
+        },
       },
     ],
   },

@@ -72,9 +72,14 @@ describe('POST /v1/bulk/{id}/finish', () => {
   it('completes a job waiting for a retry at once; results say no retry was made; SSE sees complete', async () => {
     const { calls, call, finish, create, job } = setup();
     const created = await create({ emails: ['grey@x.example', 'ok@y.example'] });
-    await until(async () => (await job(created.id)).retries.waiting === 1);
+    // Waiting for its retry only: the other address is final (not still in flight).
+    await until(async () => {
+      const { retries, completed } = await job(created.id);
+      return retries.waiting === 1 && completed === 1;
+    });
     expect(await job(created.id)).toMatchObject({
       status: 'processing',
+      completed: 1,
       retries: { waiting: 1, next_retry_at: '2026-11-27T10:30:00.000Z' },
     });
     const events = await call(`/v1/bulk/${created.id}/events`, { headers: auth() });
