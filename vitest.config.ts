@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 import { slowFirstSequencer } from './test/support/slow-first.js';
 
@@ -69,6 +70,12 @@ const SLOW_FIRST = [
   'test/package.test.ts',
   'test/metrics/prometheus.test.ts',
 ];
+
+// A file renamed or removed would silently leave these lists (and run late, or beside too many others): refuse it.
+for (const file of SLOW_FIRST) {
+  if (!existsSync(new URL(file, import.meta.url)))
+    throw new Error(`vitest.config.ts names ${file}, which does not exist`);
+}
 
 export default defineConfig({
   test: {
