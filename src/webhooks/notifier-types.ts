@@ -107,7 +107,7 @@ export interface WebhookNotifierOptions<J extends WebhookJob = WebhookJob> {
   /** Turns the job into the payload's `data` (the HTTP adapter sends its wire form). @default the job as is */
   readonly present?: (job: J) => unknown;
   /**
-   * Shares webhooks with the notifiers of other nodes (the API nodes of a worker fleet: `manager.webhookShare()`),
+   * Shares webhooks with the notifiers of other nodes (the API nodes of a worker fleet: `manager.webhookShare()`).
    * `attach` saves the webhook there; a `bulk.completed` or `bulk.failed` event of a job this notifier has no
    * webhook of is looked up there (signed with `secretsOf` the job's owner); each of those two events is
    * delivered by the one node that claims it (`<job id>:<event>`), whichever created the job. A share with
