@@ -11,7 +11,7 @@ import { slowFirstSequencer } from './test/support/slow-first.js';
 const INTEGRATION = [
   'test/bullmq/{adaptive,cleanup,connection,failure,finish,fleet,health,outage,processes,stored-key-webhooks,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
-  'test/cli/{doctor,finish-spawn,keys,keys-webhooks,lazy-loading,serve,serve-logs,serve-webhooks,shutdown,spawn,spawn-progress,stream,verify,worker}.test.ts',
+  'test/cli/{doctor,finish-spawn,keys,keys-webhooks,lazy-loading,serve,serve-logs,serve-webhook-restart,serve-webhooks,shutdown,spawn,spawn-progress,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',
   'test/data/lists.test.ts',
   'test/dns/{cached,hostile,node}.test.ts',

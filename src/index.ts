@@ -320,7 +320,7 @@ export {
   type WebhookSpec,
 } from './webhooks/notifier.js';
 export { DEFAULT_WEBHOOK_RETRY_DELAYS_MS, retryDelayMs, WEBHOOK_RETRY_JITTER } from './webhooks/schedule.js';
-export type { SharedWebhook, WebhookShare } from './webhooks/share.js';
+export type { JobWebhook, SharedWebhook, WebhookShare } from './webhooks/share.js';
 export { checkSecrets, generateWebhookSecret, type SignedHeaders, signWebhook } from './webhooks/sign.js';
 export {
   type CheckedTarget,

@@ -8,6 +8,8 @@ import type { Awaitable } from '../awaitable.js';
 import type { ErrorCode } from '../errors.js';
 import type { Status, VerificationResult } from '../result.js';
 import type { Verifier } from '../verifier.js';
+import type { WebhookEventType } from '../webhooks/log.js';
+import type { JobWebhook, SharedWebhook } from '../webhooks/share.js';
 import type { HeldBytes } from './held-bytes.js';
 
 /**
@@ -392,6 +394,19 @@ export interface DurableJobStore extends JobStore {
    * when none. `storeHealth()` is then `damaged`.
    */
   readonly damage?: readonly StoreDamage[];
+  /**
+   * Keeps job `id`'s webhook (its URL and events, never a secret) with the job, so that a restarted server
+   * delivers its events. With the two methods below; a store without them forgets webhooks on a restart.
+   * @default none
+   */
+  setWebhook?(
+    id: string,
+    webhook: { readonly url: string; readonly events: readonly WebhookEventType[] },
+  ): Promise<void>;
+  /** The webhook of job `id` with its owner, if the job exists and has one. @default none */
+  webhookOf?(id: string): Promise<SharedWebhook | undefined>;
+  /** The webhooks of the `queued` and `processing` jobs (not a fleet's), oldest first. @default none */
+  unfinishedWebhooks?(): Promise<JobWebhook[]>;
 }
 
 /** True when `store` is a {@link DurableJobStore}. */

@@ -10,6 +10,7 @@
 import { isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import type { VerificationResult } from '../result.js';
 import { createVerifier, type Verifier } from '../verifier.js';
+import type { WebhookShare } from '../webhooks/share.js';
 import { JobFinishedError, StoreError } from './errors.js';
 import { isFinished, type LiveJob, liveJob, recordOf, snapshot, zeroCounts } from './job.js';
 import { JobLife } from './job-life.js';
@@ -38,6 +39,7 @@ export class LocalEngine implements JobEngine {
   readonly #sink: ResultSink;
   readonly #inputs: JobInputs;
   readonly #leases: JobLeases;
+  readonly #webhookShare: WebhookShare | undefined;
   readonly #life: JobLife;
   #closing = false;
   #closed: Promise<void> | undefined;
@@ -127,6 +129,7 @@ export class LocalEngine implements JobEngine {
     this.#sink = objects.sink;
     this.#inputs = objects.inputs;
     this.#leases = objects.leases;
+    this.#webhookShare = objects.webhookShare;
     this.#reads = new JobReads({
       jobs: this.#jobs,
       leases: this.#leases,
@@ -166,8 +169,8 @@ export class LocalEngine implements JobEngine {
     return undefined;
   }
 
-  webhookShare(): undefined {
-    return undefined;
+  webhookShare(): WebhookShare | undefined {
+    return this.#webhookShare;
   }
 
   async create(input: NewJob): Promise<Job> {

@@ -83,8 +83,12 @@ export class BulkJobManager implements BulkJobManagerApi {
       },
     };
     this.#engine = runner === undefined ? new LocalEngine(this.#options, context) : runner.open(context);
+    // On a durable store, jobs' webhooks are kept with them and watched again after a restart.
+    const share = options.webhooks?.share ?? this.#engine.webhookShare();
     this.#webhooks =
-      options.webhooks === undefined ? undefined : createWebhookNotifier(this, options.webhooks);
+      options.webhooks === undefined
+        ? undefined
+        : createWebhookNotifier(this, { ...options.webhooks, ...(share === undefined ? {} : { share }) });
   }
 
   /**

@@ -4,10 +4,12 @@
  * never an `if` per method. See docs/architecture.md, "The local engine".
  * @module
  */
+import type { WebhookShare } from '../webhooks/share.js';
 import type { LiveJob } from './job.js';
 import { isDurableStore, type JobStore } from './job-types.js';
 import { type JobLeases, leaseKeeper, processLeases } from './leases.js';
 import { durableResults, memoryResults, ResultSink, type SinkContext } from './sink.js';
+import { storeWebhookShare } from './store-share.js';
 import type { JobError } from './types.js';
 import { type InputsContext, inputWindow, type JobInputs, memoryInputs } from './window.js';
 
@@ -21,6 +23,8 @@ export interface StoreObjects {
   readonly inputs: JobInputs;
   /** Who holds a job. */
   readonly leases: JobLeases;
+  /** Where jobs' webhooks outlive a restart (a durable store's), or `undefined` (they live in memory). */
+  readonly webhookShare: WebhookShare | undefined;
 }
 
 /** What the leases reach of the engine (the sink's and the inputs' contexts are given whole). */
@@ -41,7 +45,7 @@ export interface EngineHooks {
 
 /**
  * The sink, inputs and leases of an engine on `store`: `durableResults`, `inputWindow` and `leaseKeeper` for a
- * durable store; `memoryResults`, `memoryInputs` and `processLeases` for any other.
+ * durable store (and its webhook share); `memoryResults`, `memoryInputs` and `processLeases` for any other.
  */
 export function storeObjects(
   store: JobStore,
@@ -65,7 +69,7 @@ export function storeObjects(
       wake: hooks.wake,
       pump: hooks.pump,
     });
-    return { keepsRows: true, sink, inputs: window, leases };
+    return { keepsRows: true, sink, inputs: window, leases, webhookShare: storeWebhookShare(store) };
   }
   const sink = new ResultSink(store, memoryResults(store, contexts.sink), contexts.sink);
   return {
@@ -73,5 +77,6 @@ export function storeObjects(
     sink,
     inputs: memoryInputs(store, perDomain, contexts.inputs),
     leases: processLeases({ fail: hooks.fail, sync: (job) => sink.sync(job) }),
+    webhookShare: undefined,
   };
 }

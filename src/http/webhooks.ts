@@ -78,7 +78,8 @@ export function createHttpWebhooks(
     if (owner === null) return undefined;
     return (await tenants).get(owner)?.secrets ?? storedSecrets?.(owner);
   };
-  // On an API node of a worker fleet, any node delivers a job's final events, whichever node created it.
+  // On an API node of a worker fleet, any node delivers a job's final events, whichever node created it; on a
+  // durable store, a restarted server delivers the events of the jobs it resumes.
   const share = (jobs as Partial<{ webhookShare(): WebhookShare | undefined }>).webhookShare?.();
   const notifier = createWebhookNotifier(jobs, {
     ...rest,

@@ -27,6 +27,7 @@ import {
 } from './rows.js';
 import { migrate } from './schema.js';
 import { usageOperations } from './usage-sql.js';
+import { webhookOperations } from './webhook-sql.js';
 
 /** Options shared by both drivers. */
 export interface SqlStoreOptions {
@@ -245,6 +246,7 @@ export async function openSqlStore(
     damage,
     ...fleetOperations(driver, s),
     ...usageOperations(driver, s),
+    ...webhookOperations(driver, s),
 
     async saveJob(record) {
       await saveRecord(driver, record);

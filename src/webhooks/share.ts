@@ -1,6 +1,7 @@
 /**
  * The webhook share seam: where the API nodes of a worker fleet keep each job's webhook, so that any of them can
- * deliver its events, and how they agree which one does.
+ * deliver its events, and how they agree which one does; also where a single server on a durable store keeps
+ * them, so that its jobs' webhooks outlive a restart.
  * @module
  */
 import type { WebhookEventType } from './log.js';
@@ -11,6 +12,11 @@ export interface SharedWebhook {
   readonly events: readonly WebhookEventType[];
   /** The job's owner (the tenant whose secrets sign the deliveries), `null` for none. */
   readonly owner: string | null;
+}
+
+/** A job's webhook as {@link WebhookShare.unfinished} lists it. */
+export interface JobWebhook extends SharedWebhook {
+  readonly jobId: string;
 }
 
 /** Shares the webhooks of jobs between the notifiers of several nodes (`bullmqRunner` makes one). */
@@ -24,4 +30,9 @@ export interface WebhookShare {
   load(jobId: string): Promise<SharedWebhook | undefined>;
   /** True for exactly one caller of each `key` (an event of a job): that node delivers it. */
   claim(key: string): Promise<boolean>;
+  /**
+   * The webhooks of the jobs not finished yet (`queued` or `processing`), oldest job first: a notifier watches
+   * them as it starts, so that a server restarted on a durable store delivers their events. @default none
+   */
+  unfinished?(): Promise<readonly JobWebhook[]>;
 }
