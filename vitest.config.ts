@@ -9,7 +9,7 @@ import { slowFirstSequencer } from './test/support/slow-first.js';
  * does belongs here.
  */
 const INTEGRATION = [
-  'test/bullmq/{adaptive,cleanup,connection,failure,finish,fleet,health,outage,processes,stored-key-webhooks,webhooks}.test.ts',
+  'test/bullmq/{adaptive,cleanup,connection,failure,finish,fleet,health,known-results,outage,processes,stored-key-webhooks,webhooks}.test.ts',
   'test/checks/{mx,reason}.test.ts',
   'test/cli/{doctor,finish-spawn,keys,keys-webhooks,lazy-loading,serve,serve-logs,serve-webhook-restart,serve-webhooks,shutdown,spawn,spawn-progress,stream,verify,worker}.test.ts',
   'test/console/{browser,list-file}.test.ts',

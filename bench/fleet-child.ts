@@ -64,6 +64,8 @@ if (settings.mode === 'worker') {
     prefix: settings.prefix!,
     store,
     verifierOptions: await verifierOptions(),
+    // Like the in-process side (no known results): each round asks every mail server.
+    knownResults: false,
     onJob(event: WorkerJobEvent) {
       if (event.event !== 'chunk') return;
       split.chunks++;

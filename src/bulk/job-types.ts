@@ -91,8 +91,8 @@ export interface CreateJobInput {
   readonly owner?: string;
   /**
    * Ask every mail server again even when the verifier keeps a known result (its `knownResults` option); the new
-   * answers are kept. Held in memory: a job resumed from a durable store after a restart reads known results again.
-   * Not supported by a worker fleet's runner. @default false
+   * answers are kept. In process it is held in memory (a job resumed from a durable store after a restart reads known
+   * results again); a worker fleet's runner keeps it with the job, so every worker asks again. @default false
    */
   readonly fresh?: boolean;
   /**
@@ -266,6 +266,11 @@ export interface JobRecord {
    * store returns it from `getJob`, `listJobs` and `claimJobs`). @default null
    */
   readonly source?: JobSource | null;
+  /**
+   * The job asks every mail server again, known results notwithstanding (`CreateJobInput.fresh`). Kept by the fleet's
+   * store (every worker reads it); the in-process engine holds it in memory instead. @default false
+   */
+  readonly fresh?: boolean;
 }
 
 /**

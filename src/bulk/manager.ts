@@ -135,8 +135,6 @@ export class BulkJobManager implements BulkJobManagerApi {
     const runner = this.#options.runner;
     if (input?.webhook !== undefined && runner !== undefined)
       throw new JobInputError('webhook', `is not supported by the ${runner.name} runner yet`);
-    if (fields.fresh && runner !== undefined)
-      throw new JobInputError('fresh', `is not supported by the ${runner.name} runner yet`);
     const emails = await this.#emails(fields.emails);
     const source = this.#source(input?.source, emails.length);
     // A webhook is checked (and its host resolved through the SSRF guard) before the job exists.

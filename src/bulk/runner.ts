@@ -197,8 +197,8 @@ export interface OverdueRetry {
 export interface FleetJobStore extends DurableJobStore {
   /**
    * Creates a fleet job with its first addresses (not yet queued), and their `rows` (CSV lines, the header in
-   * `record.source`) if given. `check` runs in the transaction with the number of fleet jobs stored (it throws
-   * to refuse).
+   * `record.source`) if given, and `record.fresh` (every worker reads it back with the job). `check` runs in the
+   * transaction with the number of fleet jobs stored (it throws to refuse).
    */
   fleetCreate(
     record: JobRecord,

@@ -215,6 +215,7 @@ class FleetJobs implements JobEngine {
       greylistDelaysMs: job.greylistDelaysMs ?? this.#context.greylistDelaysMs,
       armed,
       source: source?.source ?? null,
+      ...(job.fresh ? { fresh: true } : {}),
     };
     const rules = this.#context.rules;
     await writeStore('save the job', () =>

@@ -1,10 +1,13 @@
 /**
- * The options of `createWorker`, their defaults, what its `onJob` is told, and the worker it returns.
+ * The options of `createWorker`, their defaults, what its `onJob` is told, the worker it returns, and the verifier it
+ * makes.
  * @module
  */
 import type { FleetJobStore } from '../bulk/runner.js';
 import type { BulkVerifier, JobRecord } from '../bulk/types.js';
 import type { VerifyOptions } from '../options.js';
+import { hasKnownResults, type StoreKnownResults } from '../postgres/known-results.js';
+import { createVerifier } from '../verifier.js';
 import type { FleetOptions } from './connection.js';
 
 /** Options of `createWorker`. */
@@ -16,8 +19,20 @@ export interface FleetWorkerOptions extends FleetOptions {
    * address, which is what mail servers count. @default a verifier of `verifierOptions`, disposed by `close()`
    */
   readonly verifier?: BulkVerifier;
-  /** Options of the verifier the worker makes when `verifier` is not given. @default {} */
+  /**
+   * Options of the verifier the worker makes when `verifier` is not given. Its `knownResults` default to the
+   * store's (see `knownResults`); `knownResultsTtlMs` sets how long they answer. @default {}
+   */
   readonly verifierOptions?: VerifyOptions;
+  /**
+   * Whether the verifier the worker makes keeps known results in the store's database (`store.knownResults()`,
+   * stopped by `close()`), shared by every worker and API node on it: a job's first tries are answered from the
+   * verdicts of its owner's earlier jobs (the owner is their namespace, as in process), unless the job was created
+   * with `fresh`. `false`: ask every mail server every time. Ignored when `verifier` is given (wire its
+   * `knownResults`: the worker passes each job's namespace and `fresh` to it) or `verifierOptions.knownResults` is.
+   * @default true
+   */
+  readonly knownResults?: boolean;
   /** Chunks verified at once. @default 16 */
   readonly concurrency?: number;
   /** Verifications of one chunk in flight at once (a chunk is mostly one domain). @default 4 */
@@ -90,3 +105,47 @@ export const WORKER_DEFAULTS = Object.freeze({
   heartbeatMs: 5000,
   verificationTimeoutMs: 120_000,
 });
+
+/** The verifier of a worker, and how to release what the worker made for it. */
+export interface WorkerVerifier {
+  /** `options.verifier`, or the one the worker made. */
+  readonly verifier: BulkVerifier;
+  /** Disposes of the verifier the worker made and stops its known results' sweep; nothing for a given one. */
+  close(): Promise<void>;
+}
+
+/**
+ * The worker's verifier: `options.verifier` (the caller's), or one of `verifierOptions` that keeps known results in
+ * the store's database (see {@link FleetWorkerOptions.knownResults}). Throws an `OptionsError` for bad options.
+ */
+export function workerVerifier(options: FleetWorkerOptions): WorkerVerifier {
+  if (options.verifier !== undefined) return { verifier: options.verifier, close: async () => {} };
+  const known = storeKnownResults(options);
+  try {
+    const owned = createVerifier({
+      ...(known === undefined ? {} : { knownResults: known }),
+      ...options.verifierOptions,
+    });
+    return {
+      verifier: owned,
+      async close() {
+        await owned.dispose();
+        known?.close();
+      },
+    };
+  } catch (error) {
+    known?.close();
+    throw error;
+  }
+}
+
+/**
+ * The known results the worker's own verifier keeps: the store's, or `undefined` when it is told not to, is given
+ * others, or its store cannot keep them.
+ */
+function storeKnownResults(options: FleetWorkerOptions): StoreKnownResults | undefined {
+  if (options.knownResults === false) return undefined;
+  if (options.verifierOptions?.knownResults !== undefined || !hasKnownResults(options.store))
+    return undefined;
+  return options.store.knownResults();
+}

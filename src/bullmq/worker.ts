@@ -8,13 +8,14 @@ import { hostname } from 'node:os';
 import type { Queue, Job as QueueJob, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { exceptionResult, isResult } from '../bulk/job.js';
+import { type JobCalls, jobCalls } from '../bulk/known-call.js';
 import { type FleetJobStore, isFleetStore } from '../bulk/runner.js';
 import type { BulkVerifier, StoredRetry } from '../bulk/types.js';
 import { type ErrorCode, isMailvetError, MailvetError, OptionsError } from '../errors.js';
 import { integerOption } from '../option-fields.js';
+import type { VerifyCallOptions } from '../options.js';
 import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
-import { createVerifier, type Verifier } from '../verifier.js';
 import { addIndexed, unindexAcknowledged } from './chunk-index.js';
 import { tracedChunk } from './chunk-trace.js';
 import { type ChunkData, isChunkData } from './chunks.js';
@@ -36,6 +37,8 @@ import {
   type FleetWorkerOptions,
   WORKER_DEFAULTS,
   type WorkerJobEvent,
+  type WorkerVerifier,
+  workerVerifier,
 } from './worker-options.js';
 
 export {
@@ -96,6 +99,9 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
   if (options.verifier !== undefined && typeof options.verifier?.verify !== 'function') {
     throw new OptionsError('verifier', 'must have a verify() method');
   }
+  if (options.knownResults !== undefined && typeof options.knownResults !== 'boolean') {
+    throw new OptionsError('knownResults', 'must be a boolean');
+  }
   const { bullmq, redis } = await loadQueue();
   const onError = options.onError ?? (() => {});
   // Heartbeats and events: commands fail (and are reported) rather than wait while Redis is away.
@@ -107,9 +113,14 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
     client.disconnect();
     throw queueUnavailable(keys.redis, error, lastError());
   }
-  const owned: Verifier | undefined =
-    options.verifier === undefined ? createVerifier(options.verifierOptions ?? {}) : undefined;
-  const verifier: BulkVerifier = options.verifier ?? owned!;
+  let own: WorkerVerifier;
+  try {
+    own = workerVerifier(options);
+  } catch (error) {
+    client.disconnect();
+    throw error;
+  }
+  const verifier = own.verifier;
   const retryQueueName = keys.retryQueue(id);
   const retries: Queue = new bullmq.Queue(retryQueueName, { connection: keys.redis, prefix: keys.prefix });
   retries.on('error', onError);
@@ -177,7 +188,7 @@ export async function createWorker(options: FleetWorkerOptions): Promise<FleetWo
         await forgetIfEmpty(retries).catch(onError);
         await retries.close();
         client.disconnect();
-        await owned?.dispose();
+        await own.close();
       })();
       return closed;
     },
@@ -308,7 +319,9 @@ class ChunkRun {
     }
     if (todo.length === 0) return;
     started = performance.now();
-    const results = await this.verifyAll(data, todo);
+    // As in process: the job's owner is the namespace of its known results; `fresh` and retries ask again.
+    const calls = jobCalls(state.record.owner, state.record.fresh === true);
+    const results = await this.verifyAll(data, todo, calls);
     split.verifyMs = performance.now() - started;
     const pace = this.pace.add(data.job, todo.length, split.verifyMs);
     const delays = state.record.greylistDelaysMs;
@@ -361,8 +374,15 @@ class ChunkRun {
     if (committed.completed) this.tell({ event: 'complete', ...told });
   }
 
-  /** Verifies the positions `todo` (indices into the chunk), each distinct address once, `perChunk` at a time. */
-  private async verifyAll(data: ChunkData, todo: readonly number[]): Promise<VerificationResult[]> {
+  /**
+   * Verifies the positions `todo` (indices into the chunk), each distinct address once, `perChunk` at a time, with the
+   * job's `calls` (first tries, greylisting retries).
+   */
+  private async verifyAll(
+    data: ChunkData,
+    todo: readonly number[],
+    calls: JobCalls,
+  ): Promise<VerificationResult[]> {
     const distinct = new Map<string, Promise<VerificationResult>>();
     const queue: (() => Promise<void>)[] = [];
     const promises = todo.map((i) => {
@@ -372,7 +392,8 @@ class ChunkRun {
       let pending = distinct.get(key);
       if (pending === undefined) {
         pending = new Promise<VerificationResult>((resolve) => {
-          queue.push(async () => resolve(await this.verifyOne(email)));
+          const call = attempt === 0 ? calls.first : calls.retry;
+          queue.push(async () => resolve(await this.verifyOne(email, call)));
         });
         distinct.set(key, pending);
       }
@@ -385,7 +406,7 @@ class ChunkRun {
     return Promise.all(promises);
   }
 
-  private async verifyOne(email: string): Promise<VerificationResult> {
+  private async verifyOne(email: string, call: VerifyCallOptions | undefined): Promise<VerificationResult> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<VerificationResult>((resolve) => {
       timer = setTimeout(
@@ -394,7 +415,8 @@ class ChunkRun {
       );
     });
     try {
-      const result = await Promise.race([Promise.resolve(this.verifier.verify(email)), late]);
+      const verifying = call === undefined ? this.verifier.verify(email) : this.verifier.verify(email, call);
+      const result = await Promise.race([Promise.resolve(verifying), late]);
       return isResult(result) ? result : exceptionResult(email);
     } catch (error) {
       // As in process: a disposed verifier cannot go on (an exception of one address is that address's result).

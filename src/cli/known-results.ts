@@ -1,7 +1,7 @@
 /**
- * Known results in `mailvet serve`: on with a durable job store (kept in its database, shared by every process on
- * it), with `--known-results-ttl` on a memory store too (in this process), off with `--no-known-results` or a
- * worker fleet.
+ * Known results in `mailvet serve` and `mailvet worker`: on with a durable job store (kept in its database, shared by
+ * every process on it: a worker fleet's too), with `--known-results-ttl` on a memory store too (in this process), off
+ * with `--no-known-results`.
  * @module
  */
 import { memoryKnownResults } from '../known/memory.js';
@@ -64,34 +64,22 @@ export function knownTtlOf(source: Sourced<string>): Partial<KnownResultsTtl> {
   return ttl;
 }
 
-/** Whether and where `serve` keeps known results, as the flags, the environment and the job store say. */
+/** Whether and where `serve` or `worker` keeps known results, as the flags, the environment and the job store say. */
 export type KnownResultsChoice =
   | { readonly kind: 'off' }
   | { readonly kind: 'on'; readonly ttl: Partial<KnownResultsTtl> | undefined };
 
 /**
  * Reads `--known-results-ttl` and `--no-known-results` (MAILVET_KNOWN_RESULTS_TTL, MAILVET_NO_KNOWN_RESULTS): on by
- * default with a durable store, on a memory store only when a TTL is given; never with a worker fleet (its workers
- * verify without a tenant).
+ * default with a durable store (a fleet's PostgreSQL store too: its workers and API nodes share them, each job's
+ * owner their namespace), on a memory store only when a TTL is given.
  */
-export function knownResultsChoiceOf(
-  args: ParsedArgs,
-  env: Env,
-  store: StoreChoice,
-  fleet: boolean,
-): KnownResultsChoice {
+export function knownResultsChoiceOf(args: ParsedArgs, env: Env, store: StoreChoice): KnownResultsChoice {
   const source = single(args, env, 'known-results-ttl', 'MAILVET_KNOWN_RESULTS_TTL');
   const ttl = source === undefined ? undefined : knownTtlOf(source);
   if (switched(args, env, 'no-known-results', 'MAILVET_NO_KNOWN_RESULTS')) {
     if (source !== undefined)
       throw usageError(`${source.label} and --no-known-results cannot be used together`);
-    return { kind: 'off' };
-  }
-  if (fleet) {
-    if (source !== undefined)
-      throw usageError(
-        `${source.label} does not apply with --redis: the fleet's workers keep no known results yet`,
-      );
     return { kind: 'off' };
   }
   if (store.kind === 'memory' && ttl === undefined) return { kind: 'off' };

@@ -240,7 +240,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
   }
   if (fleet === undefined && work) throw usageError('--work applies to --redis only');
   const retentionMs = retentionMsOf(args, io.env);
-  const knownChoice = knownResultsChoiceOf(args, io.env, storeChoice, fleet !== undefined);
+  const knownChoice = knownResultsChoiceOf(args, io.env, storeChoice);
   const settings = readSettings(args, io.env);
   const diagnostics = switched(args, io.env, 'diagnostics', 'MAILVET_DIAGNOSTICS');
   const logSettings = logSettingsOf(args, io.env, io.stdoutIsTTY === true);

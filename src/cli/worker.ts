@@ -13,6 +13,7 @@ import { FLEET_FLAGS, fleetChoiceOf, fleetPlace } from './fleet.js';
 import { heloWarning } from './helo.js';
 import { CliError, type CliIo, EXIT, quote, usageError, write } from './io.js';
 import { workerJobLog } from './job-log.js';
+import { KNOWN_RESULTS_FLAGS, knownResultsChoiceOf, openKnownResults } from './known-results.js';
 import { LOG_FLAGS, logSettingsOf, shutdownTimeoutMsOf } from './log-settings.js';
 import {
   createProcessMetrics,
@@ -49,6 +50,7 @@ const FLAGS: readonly FlagSpec[] = [
       'how long a chunk stays with a worker that stopped answering before another takes it (default 30)',
   },
   { name: 'id', type: 'string', value: '<id>', description: "this worker's id (default host-pid-random)" },
+  ...KNOWN_RESULTS_FLAGS,
   ...METRICS_LISTENER_FLAGS,
   ...LOG_FLAGS,
   ...VERIFY_FLAGS,
@@ -66,11 +68,16 @@ worker takes an unfinished chunk over). It logs to standard output (see docs/ope
 Flags:
 ${flagHelp(FLAGS)}
 
+Known results are on: a verdict a mail server gave is kept in the job store's database (shared by every worker
+and API node on it, one namespace per job owner) and answers the same address again for a while without asking
+(docs/known-results.md): --known-results-ttl sets how long, --no-known-results turns it off, a job created with
+fresh asks anyway.
+
 With --metrics-port the worker serves GET /metrics (Prometheus text format, see docs/operations.md) on a
 listener of its own, 127.0.0.1 by default.
 
-Environment: MAILVET_REDIS, MAILVET_PREFIX, MAILVET_STORE, MAILVET_METRICS_PORT, MAILVET_METRICS_HOST, and the
-MAILVET_* of the verification flags.
+Environment: MAILVET_REDIS, MAILVET_PREFIX, MAILVET_STORE, MAILVET_METRICS_PORT, MAILVET_METRICS_HOST,
+MAILVET_KNOWN_RESULTS_TTL, MAILVET_NO_KNOWN_RESULTS, and the MAILVET_* of the verification flags.
 Exit codes: 0 stopped, 2 usage error, 3 cannot reach Redis or open the job store.
 Example: mailvet worker --redis redis://127.0.0.1:6379 --store postgres://postgres@127.0.0.1/mailvet
 `;
@@ -102,6 +109,7 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
   if (egress !== undefined && isIP(egress.value) === 0) {
     throw usageError(`${egress.label} must be an IPv4 or IPv6 address, got ${quote(egress.value)}`);
   }
+  const knownChoice = knownResultsChoiceOf(args, io.env, storeChoice);
   const settings = readSettings(args, io.env);
   if (egress !== undefined && settings.proxy !== undefined) {
     throw usageError(
@@ -113,30 +121,40 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
   const shutdownTimeoutMs = shutdownTimeoutMsOf(args, io.env);
   const built = verifyOptionsOf(settings);
   const metrics = metricsChoice === undefined ? undefined : await createProcessMetrics();
+  let store: FleetJobStore;
+  try {
+    store = (await openStore(storeChoice, metrics?.onQuery)) as FleetJobStore;
+  } catch (error) {
+    built.close();
+    throw error;
+  }
+  // Known results live in the store's database, shared by the fleet: the verifier is made once the store is open.
+  const known = openKnownResults(knownChoice, store);
   const options = observedOptions(
-    egress === undefined
-      ? built.options
-      : { ...built.options, transport: tcpTransport({ localAddress: egress.value }) },
+    {
+      ...built.options,
+      ...(egress === undefined ? {} : { transport: tcpTransport({ localAddress: egress.value }) }),
+      ...(known === undefined ? {} : { knownResults: known.knownResults }),
+      ...(knownChoice.kind === 'on' && knownChoice.ttl !== undefined
+        ? { knownResultsTtlMs: knownChoice.ttl }
+        : {}),
+    },
     metrics,
   );
   let verifier: Verifier;
   try {
     verifier = (io.createVerifier ?? createVerifier)(options);
   } catch (error) {
+    known?.close();
+    await store.close?.();
     built.close();
     throw optionsUsageError(error) ?? error;
   }
   const release = async (): Promise<void> => {
     await verifier.dispose();
+    known?.close();
     built.close();
   };
-  let store: FleetJobStore;
-  try {
-    store = (await openStore(storeChoice, metrics?.onQuery)) as FleetJobStore;
-  } catch (error) {
-    await release();
-    throw error;
-  }
   const logger = serviceLogger(logSettings, io);
   const { createWorker } = await import('../bullmq/index.js');
   let worker: Awaited<ReturnType<typeof createWorker>>;

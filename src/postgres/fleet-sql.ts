@@ -99,8 +99,8 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
         check(num(counted[0]?.n ?? 0));
         await client.query(
           `INSERT INTO ${s}.jobs (id, owner, name, status, armed, total, completed, counts, created_at, started_at,
-             completed_at, error, greylist_delays_ms, source, fleet)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, NULL, $12::jsonb, $13::jsonb, true)`,
+             completed_at, error, greylist_delays_ms, source, fresh, fleet)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, NULL, $12::jsonb, $13::jsonb, $14, true)`,
           [
             record.id,
             record.owner,
@@ -115,6 +115,7 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
             record.completedAt,
             JSON.stringify(record.greylistDelaysMs),
             sourceColumn(record),
+            record.fresh === true,
           ],
         );
         await insertInputs(client, record.id, 0, emails, rows);

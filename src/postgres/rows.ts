@@ -46,6 +46,7 @@ export function recordOfRow(row: Row): JobRecord {
     greylistDelaysMs: json<number[]>(row.greylist_delays_ms),
     armed: row.armed === true,
     source: row.source === null || row.source === undefined ? null : json<JobSource>(row.source),
+    ...(row.fresh === true ? { fresh: true } : {}),
   };
 }
 

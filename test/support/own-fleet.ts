@@ -20,6 +20,8 @@ export type OwnFleetWorkerOptions = Omit<FleetWorkerOptions, 'connection' | 'pre
 export interface OwnFleet {
   /** The fleet's Redis key prefix. */
   readonly prefix: string;
+  /** The fleet's PostgreSQL schema. */
+  readonly schema: string;
   /** The manager (an API node) on the bullmq runner. */
   readonly jobs: BulkJobManager;
   /** The workers' store: a second one on the same schema. */
@@ -55,6 +57,7 @@ export async function ownFleet(
   });
   return {
     prefix,
+    schema,
     jobs,
     workerStore,
     worker: (options) => createWorker({ connection: REDIS_URL!, prefix, store: workerStore, ...options }),
