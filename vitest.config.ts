@@ -57,6 +57,8 @@ const HEAVY = [
   'test/cli/spawn.test.ts',
   'test/cli/stream.test.ts', // 200,000 lines through the CLI
   'test/console/list-file.test.ts', // a file over 64 MiB read in slices
+  'test/cli/serve-webhook-restart.test.ts', // PGlite's first start in a spawned serve, killed and started again
+  'test/cli/keys-webhooks.test.ts', // spawned serve on PGlite and PostgreSQL, restarted
 ];
 
 /**

@@ -128,7 +128,7 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE {s}.api_keys ADD COLUMN webhook_secret text;
    ALTER TABLE {s}.api_keys ADD COLUMN previous_webhook_secret text;
    ALTER TABLE {s}.api_keys ADD COLUMN previous_webhook_secret_until bigint;`,
-  // 9 (becomes 10 once the webhooks migration is merged before it): whether a fleet job was created with `fresh`,
+  // 9: whether a fleet job was created with `fresh`,
   // so that every worker that takes its chunks asks the mail servers again instead of answering from known results.
   `ALTER TABLE {s}.jobs ADD COLUMN fresh boolean NOT NULL DEFAULT false;`,
 ];

@@ -89,7 +89,7 @@ export function knownResultsContract(
   describe(`KnownResults contract: ${name}`, () => {
     it(
       'answers nothing for keys never kept, and an empty map for no keys',
-      withKnown(async (known, clock) => {
+      withKnown(async (known) => {
         expect((await known.get([knownKey('', 'a@x.test')])).size).toBe(0);
         expect((await known.get([])).size).toBe(0);
       }),
