@@ -65,12 +65,21 @@ function bundleCli(what: string, bundler: string, code: Code): Code {
   return code;
 }
 
+/** How a side is built. */
+export interface BuildOptions {
+  /**
+   * Bundle the CLI as `npm run build` does (default `true`). A benchmark that imports modules of `src/cli/` one by
+   * one (the request logger) needs them as tsc wrote them: the bundle leaves only `bin.js` and its chunks.
+   */
+  readonly bundleCli?: boolean;
+}
+
 /** This checkout's `src/`, compiled into a temporary directory beside a copy of its package.json. */
-export function buildCheckout(made: string[]): Code {
+export function buildCheckout(made: string[], options: BuildOptions = {}): Code {
   const dir = temporary(made);
   copyFileSync(join(REPO, 'package.json'), join(dir, 'package.json'));
   const code = build('this checkout', join(REPO, 'tsconfig.build.json'), dir);
-  return bundleCli('this checkout', join(REPO, BUNDLER), code);
+  return options.bundleCli === false ? code : bundleCli('this checkout', join(REPO, BUNDLER), code);
 }
 
 /** True when commit `ref` has `path`. */
@@ -87,9 +96,9 @@ function hasFile(ref: string, path: string): boolean {
  * Extracts `src/`, package.json, the tsconfig files and the CLI's bundler (where it has one) of commit `ref`
  * into a temporary directory, compiles them there and bundles the CLI.
  */
-export function buildRef(ref: string, made: string[]): Code {
+export function buildRef(ref: string, made: string[], options: BuildOptions = {}): Code {
   const dir = temporary(made);
-  const bundled = hasFile(ref, BUNDLER);
+  const bundled = options.bundleCli !== false && hasFile(ref, BUNDLER);
   const files = [
     'src',
     'package.json',

@@ -60,8 +60,11 @@ import { createServer as createBareServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildCheckout, buildRef, type Code, REPO } from './compile.js';
+import { type BuildOptions, buildCheckout, buildRef, type Code, REPO } from './compile.js';
 import { observedServerOptions, requestLogOptions, STORED_KEY } from './http-observed.js';
+
+/** The request logger is imported as a module of dist/cli, so the CLI is left as tsc wrote it (not bundled). */
+const MODULES: BuildOptions = { bundleCli: false };
 
 interface CannonResult {
   requests: { average: number };
@@ -299,8 +302,8 @@ async function main(): Promise<void> {
   const made: string[] = [];
   const sides: Side[] = [];
   try {
-    const old = against === undefined ? undefined : buildRef(against, made); // first: a bad ref fails early
-    const built = buildCheckout(made);
+    const old = against === undefined ? undefined : buildRef(against, made, MODULES); // first: a bad ref fails early
+    const built = buildCheckout(made, MODULES);
     sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', built, '/'));
     sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', built, verifyPath));
     if (logs) sides.push(await startSide(LOGGED, 'logged', built, verifyPath));

@@ -13,7 +13,10 @@
 import { createWriteStream, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildCheckout, buildRef, type Code } from './compile.js';
+import { type BuildOptions, buildCheckout, buildRef, type Code } from './compile.js';
+
+/** The request logger is imported as a module of dist/cli, so the CLI is left as tsc wrote it (not bundled). */
+const MODULES: BuildOptions = { bundleCli: false };
 
 const STORED_KEY = `mv_benchkey_${'k'.repeat(43)}`;
 const ENV_KEY = 'bench-key';
@@ -109,8 +112,8 @@ async function main(): Promise<void> {
   const made: string[] = [];
   try {
     const builds: { name: string; parts: Record<string, Part> }[] = [];
-    const old = against === undefined ? undefined : buildRef(against, made);
-    builds.push({ name: 'this checkout', parts: await partsOf(buildCheckout(made)) });
+    const old = against === undefined ? undefined : buildRef(against, made, MODULES);
+    builds.push({ name: 'this checkout', parts: await partsOf(buildCheckout(made, MODULES)) });
     if (old !== undefined) builds.push({ name: against as string, parts: await partsOf(old) });
     const names = Object.keys(builds[0]?.parts ?? {});
     const runs = builds.map(() => new Map<string, number[]>(names.map((name) => [name, []])));
