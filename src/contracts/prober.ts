@@ -117,6 +117,24 @@ export interface PoolStats {
   readonly waiting: number;
 }
 
+/** The counters of a pool that has done nothing yet: each at 0. A pool starts its own from a copy. */
+export const NO_POOL_STATS: PoolStats = Object.freeze({
+  opened: 0,
+  reused: 0,
+  rcpts: 0,
+  resets: 0,
+  groups: 0,
+  open: 0,
+  peakPerMx: 0,
+  backoffs: 0,
+  failed: 0,
+  replies2xx: 0,
+  replies3xx: 0,
+  replies4xx: 0,
+  replies5xx: 0,
+  waiting: 0,
+});
+
 /** Counters of a prober, for tests and benchmarks. */
 export interface ProberStats extends PoolStats {
   /** Catch-all probes run (not answered from the cache or shared with a probe under way). */

@@ -18,6 +18,7 @@
 
 import pLimit from 'p-limit';
 import { watchOptionalAbort } from '../abort-watch.js';
+import { NO_POOL_STATS, type PoolStats } from '../contracts/prober.js';
 import { SmtpError } from '../errors.js';
 import { weakMemo } from '../weak-memo.js';
 import { backoffError, createBackoffBook, mayWait } from './pool/backoff.js';
@@ -101,22 +102,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const now = options.now ?? Date.now;
 
   let closed = false;
-  const counters = {
-    opened: 0,
-    reused: 0,
-    rcpts: 0,
-    resets: 0,
-    groups: 0,
-    open: 0,
-    peakPerMx: 0,
-    backoffs: 0,
-    failed: 0,
-    replies2xx: 0,
-    replies3xx: 0,
-    replies4xx: 0,
-    replies5xx: 0,
-    waiting: 0,
-  };
+  const counters: { -readonly [K in keyof PoolStats]: number } = { ...NO_POOL_STATS };
   const slots = createSlots({
     concurrency: limit.concurrency,
     idleMs,

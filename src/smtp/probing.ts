@@ -5,27 +5,17 @@
  * verifies one address. `createVerifierWith` (verifier-with.ts) wires it into the core. Runtime-free.
  * @module
  */
-import type { Prober, ProberFactory, ProberSettings, ProberStats } from '../contracts/prober.js';
+import {
+  NO_POOL_STATS,
+  type Prober,
+  type ProberFactory,
+  type ProberSettings,
+  type ProberStats,
+} from '../contracts/prober.js';
 import { MailvetError } from '../errors.js';
 
 /** The counters of a prober whose code has not been loaded yet: nothing done. */
-const NOTHING_DONE: ProberStats = Object.freeze({
-  opened: 0,
-  reused: 0,
-  rcpts: 0,
-  resets: 0,
-  groups: 0,
-  open: 0,
-  peakPerMx: 0,
-  backoffs: 0,
-  failed: 0,
-  replies2xx: 0,
-  replies3xx: 0,
-  replies4xx: 0,
-  replies5xx: 0,
-  waiting: 0,
-  catchAllProbes: 0,
-});
+const NOTHING_DONE: ProberStats = Object.freeze({ ...NO_POOL_STATS, catchAllProbes: 0 });
 
 /**
  * Imports the prober's code (the session pool, the SMTP dialogue) ahead of the first probe; resolves once it is
