@@ -101,23 +101,25 @@ export function texts(results: readonly VerificationResult[]): string[] {
   });
 }
 
-/** Results serialised between two event-loop turns at most, in {@link textsInSlices}. */
+/** Results serialised between two event-loop turns at most, in {@link joinedTextsInSlices}. */
 const TEXTS_SLICE = 256;
 
 /**
- * {@link texts} with an event-loop turn whenever `budgetMs` of serialising is spent: a commit holds about a
- * megabyte of results (a few thousand), whose JSON took 10-40 ms in one piece.
+ * {@link texts} joined by `\n`, with an event-loop turn whenever `budgetMs` of serialising is spent: a commit holds
+ * about a megabyte of results (a few thousand), whose JSON took 10-40 ms in one piece. Each slice is joined as it
+ * is serialised: a text built by concatenation is a tree of pieces that a join copies out one by one, and a commit's
+ * texts joined in one call held the loop for 20-90 ms; the slices' joins copy flat strings, about a millisecond.
  */
-export async function textsInSlices(
+export async function joinedTextsInSlices(
   results: readonly VerificationResult[],
   budgetMs: number,
-): Promise<string[]> {
-  if (results.length <= TEXTS_SLICE) return texts(results);
+): Promise<string> {
+  if (results.length <= TEXTS_SLICE) return texts(results).join('\n');
   const budget = new TurnBudget(budgetMs);
-  const out: string[] = [];
+  const parts: string[] = [];
   for (let at = 0; at < results.length; at += TEXTS_SLICE) {
     if (at > 0 && budget.spent()) await budget.turn();
-    for (const text of texts(results.slice(at, at + TEXTS_SLICE))) out.push(text);
+    parts.push(texts(results.slice(at, at + TEXTS_SLICE)).join('\n'));
   }
-  return out;
+  return parts.join('\n');
 }

@@ -19,11 +19,11 @@ import {
   INPUT_CHUNK,
   inputChunk,
   insertInputsSql,
+  joinedTextsInSlices,
   num,
   recordOfRow,
   sourceColumn,
   texts,
-  textsInSlices,
 } from './rows.js';
 import { migrate } from './schema.js';
 import { usageOperations } from './usage-sql.js';
@@ -326,7 +326,7 @@ export async function openSqlStore(
       const list = positions.join(',');
       const statuses = results.map((result) => result.status).join(',');
       // One text per column, split on the server: cheap for the client (serialised in slices: a commit is ~1 MiB).
-      const joined = (await textsInSlices(results, INPUT_SLICE_MS)).join('\n');
+      const joined = await joinedTextsInSlices(results, INPUT_SLICE_MS);
       const retries = commit?.retries ?? [];
       const retryColumns = [
         retries.map((retry) => retry.position),
