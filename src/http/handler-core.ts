@@ -446,13 +446,10 @@ export function createHandlerWith(platform: HttpPlatform, options: HandlerOption
     request.method === 'HEAD' ? head(request, seen) : respond(request, seen);
 
   /** Answers `request` and tells `onRequest` about it: a HEAD request once its answer without a body is made. */
-  async function observe(
-    request: Request,
-    observer: RequestObserver,
-    seen: Seen = seenNow(),
-  ): Promise<Response> {
-    if (request.method !== 'HEAD') return respond(request, seen, observer);
-    return told(request, seen, observer, await head(request, seen));
+  function observe(request: Request, observer: RequestObserver, seen: Seen = seenNow()): Promise<Response> {
+    return request.method === 'HEAD'
+      ? head(request, seen).then((response) => told(request, seen, observer, response))
+      : respond(request, seen, observer); // not returned from an async function: that would cost two hops
   }
 
   const observed = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
