@@ -12,7 +12,7 @@ import type { Check, CheckOutcome, CheckState } from './checks/types.js';
 import type { ProberFactory } from './contracts/prober.js';
 import { MailvetError, OptionsError } from './errors.js';
 import { rememberingCheck } from './known/check.js';
-import { tellObserver, type VerifierObserver } from './observer.js';
+import type { VerifierObserver } from './observer.js';
 import {
   applyBudget,
   knownResultsNamespaceOf,
@@ -203,16 +203,32 @@ async function annotate(
   }
 }
 
-/** Tells `verified` about the verification `pending()` settles with, and how long it took. */
-async function observed(
-  pending: () => Promise<VerificationResult>,
+/**
+ * `start` that tells `verified` about each verification it settles with, and how long it took. A `then` on the
+ * verification rather than an async function: no promise, closure or hop more than the one callback per call.
+ */
+function observedStart(
+  start: (email: string, overrides: VerifyCallOptions | undefined) => Promise<VerificationResult>,
   verified: NonNullable<VerifierObserver['verified']>,
-): Promise<VerificationResult> {
-  const started = performance.now();
-  const result = await pending();
-  const durationMs = performance.now() - started;
-  tellObserver(() => verified(result, durationMs));
-  return result;
+): (email: string, overrides?: VerifyCallOptions) => Promise<VerificationResult> {
+  return (email, overrides) => {
+    const started = performance.now();
+    let pending: Promise<VerificationResult>;
+    try {
+      pending = start(email, overrides);
+    } catch (error) {
+      return Promise.reject(error); // as an async function would: a throw is a rejection
+    }
+    return pending.then((result) => {
+      const durationMs = performance.now() - started;
+      try {
+        verified(result, durationMs);
+      } catch {
+        // An observer must not throw; if it does, the verifier carries on.
+      }
+      return result;
+    });
+  };
 }
 
 /**
@@ -251,10 +267,7 @@ export function createCoreVerifier(
 
   const verifier: Verifier = {
     // Without an observer, verify is start itself: not one call more on the hot path.
-    verify:
-      verified === undefined
-        ? start
-        : (email, overrides) => observed(() => start(email, overrides), verified),
+    verify: verified === undefined ? start : observedStart(start, verified),
     async dispose() {
       if (disposed) return;
       disposed = true;

@@ -210,6 +210,13 @@ interface Seen {
   tenant: string | undefined;
   /** The authenticated key's public id. */
   keyId: string | undefined;
+  /** When the handler got the request (`performance.now()`). */
+  readonly started: number;
+}
+
+/** A fresh {@link Seen}, started now. */
+function seenNow(): Seen {
+  return { route: null, tenant: undefined, keyId: undefined, started: performance.now() };
 }
 
 /**
@@ -219,6 +226,38 @@ interface Seen {
 function headerOf(response: Response, name: string): string | null {
   const light = lightParts(response);
   return light === undefined ? response.headers.get(name) : (light.headers[name] ?? null);
+}
+
+/**
+ * Tells `observer` (when given) about `response` to `request`, with what `seen` learned, and answers `response`. An
+ * observer's failure does not change the answer.
+ */
+function told(
+  request: Request,
+  seen: Seen | undefined,
+  observer: RequestObserver | undefined,
+  response: Response,
+): Response {
+  if (observer === undefined || seen === undefined) return response;
+  const length = headerOf(response, 'content-length');
+  try {
+    observer(
+      {
+        requestId: headerOf(response, REQUEST_ID_HEADER) ?? '',
+        method: request.method,
+        route: seen.route,
+        status: response.status,
+        durationMs: performance.now() - seen.started,
+        bytes: length === null ? undefined : Number(length),
+        tenant: seen.tenant,
+        keyId: seen.keyId,
+      },
+      request,
+    );
+  } catch {
+    // An observer's failure must not change the answer.
+  }
+  return response;
 }
 
 function isV1(pathname: string): boolean {
@@ -304,14 +343,18 @@ export function createHandlerWith(platform: HttpPlatform, options: HandlerOption
   if (onRequest !== undefined && typeof onRequest !== 'function')
     throw new OptionsError('onRequest', 'must be a function');
 
-  async function respond(request: Request, seen?: Seen): Promise<Response> {
+  /**
+   * Answers `request`, noting what it learns in `seen`; when `observer` is given, tells it before answering (in
+   * this function, so that observing costs no promise of its own).
+   */
+  async function respond(request: Request, seen?: Seen, observer?: RequestObserver): Promise<Response> {
     const requestId = requestIdOf(request, generateId);
     let headers: Record<string, string> = { [REQUEST_ID_HEADER]: requestId };
     try {
       if (closed) throw new HttpError('service_unavailable', 'the server is shutting down');
       const { pathname, query } = pathAndQuery(targetOf(request));
       if (consoleOn && isConsolePath(pathname))
-        return consoleResponse(consoleFiles, request.method, pathname);
+        return told(request, seen, observer, consoleResponse(consoleFiles, request.method, pathname));
       const match = router.match(request.method, pathname);
       if (seen !== undefined && match.kind === 'found') seen.route = match.route.path;
       const needsAuth = match.kind === 'found' ? match.route.auth : isV1(pathname);
@@ -382,9 +425,9 @@ export function createHandlerWith(platform: HttpPlatform, options: HandlerOption
         json: (status, body, extra) => jsonText(status, JSON.stringify(body), extra),
         jsonText,
       };
-      return await OPERATIONS[match.route.operationId](context);
+      return told(request, seen, observer, await OPERATIONS[match.route.operationId](context));
     } catch (error) {
-      return errorResponse(error, requestId, logger, headers);
+      return told(request, seen, observer, errorResponse(error, requestId, logger, headers));
     }
   }
 
@@ -402,33 +445,11 @@ export function createHandlerWith(platform: HttpPlatform, options: HandlerOption
   const answer = (request: Request, seen?: Seen): Promise<Response> =>
     request.method === 'HEAD' ? head(request, seen) : respond(request, seen);
 
-  /** Answers `request` and tells `onRequest` about it. */
-  async function observe(
-    request: Request,
-    observer: RequestObserver,
-    seen: Seen = { route: null, tenant: undefined, keyId: undefined },
-  ): Promise<Response> {
-    const started = performance.now();
-    const response = await answer(request, seen);
-    const length = headerOf(response, 'content-length');
-    try {
-      observer(
-        {
-          requestId: headerOf(response, REQUEST_ID_HEADER) ?? '',
-          method: request.method,
-          route: seen.route,
-          status: response.status,
-          durationMs: performance.now() - started,
-          bytes: length === null ? undefined : Number(length),
-          tenant: seen.tenant,
-          keyId: seen.keyId,
-        },
-        request,
-      );
-    } catch {
-      // An observer's failure must not change the answer.
-    }
-    return response;
+  /** Answers `request` and tells `onRequest` about it: a HEAD request once its answer without a body is made. */
+  function observe(request: Request, observer: RequestObserver, seen: Seen = seenNow()): Promise<Response> {
+    return request.method === 'HEAD'
+      ? head(request, seen).then((response) => told(request, seen, observer, response))
+      : respond(request, seen, observer); // not returned from an async function: that would cost two hops
   }
 
   const observed = onRequest === undefined ? answer : (request: Request) => observe(request, onRequest);
@@ -436,7 +457,7 @@ export function createHandlerWith(platform: HttpPlatform, options: HandlerOption
   const handler = (request: Request): Promise<Response> => {
     const api = tracingApi();
     if (api === undefined) return observed(request);
-    const seen: Seen = { route: null, tenant: undefined, keyId: undefined };
+    const seen = seenNow();
     const inner = onRequest === undefined ? answer : (r: Request, s: Seen) => observe(r, onRequest, s);
     return tracedRequest(api, request, seen, inner);
   };

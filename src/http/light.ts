@@ -14,6 +14,7 @@ const SOURCE = Symbol('mailvet.lightSource');
 const REAL = Symbol('mailvet.real');
 const CONTROLLER = Symbol('mailvet.controller');
 const HEADERS = Symbol('mailvet.headers');
+const NOTE = Symbol('mailvet.note');
 
 /** Where lightweight headers read from. */
 export interface HeaderSource {
@@ -48,6 +49,8 @@ interface LightRequestState {
   [SOURCE]: RequestSource;
   [REAL]?: Request;
   [CONTROLLER]?: AbortController;
+  /** What the request's maker keeps with it ({@link noteRequest}). */
+  [NOTE]: unknown;
 }
 
 /** What a lightweight response is made of; `headers` belongs to it. */
@@ -221,7 +224,26 @@ export function lightHeaders(source: HeaderSource): Headers {
 export function lightRequest(source: RequestSource): Request {
   const state = Object.create(REQUEST_PROTO) as LightRequestState;
   state[SOURCE] = source;
+  state[NOTE] = undefined;
   return state as unknown as Request;
+}
+
+/**
+ * Keeps `note` with a request made by {@link lightRequest} until {@link takeNote} (the Node listener keeps there
+ * a request's record while its response is written: cheaper than a map from requests). Ignored for any other
+ * request.
+ */
+export function noteRequest(request: Request, note: unknown): void {
+  if (isLightRequest(request)) (request as unknown as LightRequestState)[NOTE] = note;
+}
+
+/** What {@link noteRequest} kept with `request` (`undefined` for none), which it keeps no longer. */
+export function takeNote(request: Request): unknown {
+  if (!isLightRequest(request)) return undefined;
+  const state = request as unknown as LightRequestState;
+  const note = state[NOTE];
+  state[NOTE] = undefined;
+  return note;
 }
 
 /**

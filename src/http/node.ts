@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { OptionsError } from '../errors.js';
 import { errorResponse, HttpError, type HttpLogger } from './errors.js';
 import { createHandler, type Handler, type HandlerOptions } from './handler.js';
-import { lightParts, lightRequest } from './light.js';
+import { lightParts, lightRequest, noteRequest, takeNote } from './light.js';
 import { resolveLimits } from './limits.js';
 import { discardBody, NodeRequestSource } from './node-request.js';
 import { DEFAULT_LIMITS } from './node-runtime.js';
@@ -224,18 +224,16 @@ function timeoutOption(value: unknown, name: string, fallback: number): number {
   return value;
 }
 
-/** Tells `observer` the record of `request`, with the bytes its response wrote. */
-function tellWritten(
-  records: WeakMap<Request, RequestRecord>,
-  observer: RequestObserver,
-  request: Request,
-  bytes: number,
-): void {
-  const record = records.get(request);
+/** A request's record, waiting in its request for the bytes its response writes. */
+type Waiting = { -readonly [K in keyof RequestRecord]: RequestRecord[K] };
+
+/** Tells `observer` the record kept with `request`, with the bytes its response wrote. */
+function tellWritten(observer: RequestObserver, request: Request, bytes: number): void {
+  const record = takeNote(request) as Waiting | undefined;
   if (record === undefined) return;
-  records.delete(request);
+  record.bytes = bytes; // the handler made the record for this observer alone: completed, not copied
   try {
-    observer({ ...record, bytes }, request);
+    observer(record, request);
   } catch {
     // An observer's failure must not change the answer.
   }
@@ -287,23 +285,22 @@ export async function createServer(options: ServerOptions = {}): Promise<Running
     throw new OptionsError('handler', 'cannot be combined with handler options');
   }
   const observer = handlerOptions.onRequest;
-  // The handler's records wait for their response's end, which adds the bytes written (one WeakMap entry per
-  // request in flight, only while someone observes).
-  const records = observer === undefined ? undefined : new WeakMap<Request, RequestRecord>();
+  // The handler's records wait for their response's end, which adds the bytes written: each in its request (the
+  // listener's lightweight one), only while someone observes.
   const owned: Handler | undefined =
     given === undefined
       ? createHandler(
-          records === undefined
+          observer === undefined
             ? handlerOptions
-            : { ...handlerOptions, onRequest: (record, request) => records.set(request, record) },
+            : { ...handlerOptions, onRequest: (record, request) => noteRequest(request, record) },
         )
       : undefined;
   const handler = given ?? (owned as Handler);
   const listener = toNodeListener(handler, {
     ...(handlerOptions.logger === undefined ? {} : { logger: handlerOptions.logger }),
-    ...(observer === undefined || records === undefined
+    ...(observer === undefined
       ? {}
-      : { onWritten: (request: Request, bytes: number) => tellWritten(records, observer, request, bytes) }),
+      : { onWritten: (request: Request, bytes: number) => tellWritten(observer, request, bytes) }),
   });
   let closing: Promise<void> | undefined;
   const server = createHttpServer(

@@ -43,6 +43,19 @@ interface Cached {
   settled?: { readonly record: ApiKeyRecord | undefined };
 }
 
+/**
+ * A token that opened the record of a cached read: while that read is the cache's and fresh, the token's answer
+ * is its principal, found by the token alone (no id parsed, no digest compared, nothing made).
+ */
+interface Opening {
+  readonly id: string;
+  readonly cached: Cached;
+  readonly record: ApiKeyRecord;
+  readonly principal: Principal;
+  /** The token is the key's current one (else the replaced one, valid until `record.previousUntil`). */
+  readonly current: boolean;
+}
+
 /** Default of {@link StoreKeysOptions.cacheMs}. */
 export const DEFAULT_KEY_CACHE_MS = 5000;
 
@@ -138,6 +151,8 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
    * than the rest of a `GET /v1/verify`. Only tokens that opened a key are kept, so strangers cannot fill it.
    */
   const opened = new Map<string, { readonly token: string; readonly digest: string }[]>();
+  /** The same tokens, each with what it opened last (see {@link Opening}). */
+  const openings = new Map<string, Opening>();
 
   function digestOf(id: string, token: string): string | Promise<string> {
     for (const known of opened.get(id) ?? []) if (sameDigest(known.token, token)) return known.digest;
@@ -147,8 +162,32 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   function remember(id: string, token: string, digest: string): void {
     const known = opened.get(id) ?? [];
     if (known.some((entry) => entry.digest === digest)) return;
-    opened.set(id, [...known, { token, digest }].slice(-2));
-    if (opened.size > maxCached) opened.delete(opened.keys().next().value as string);
+    const kept = [...known, { token, digest }];
+    for (const dropped of kept.splice(0, kept.length - 2)) openings.delete(dropped.token);
+    opened.set(id, kept);
+    if (opened.size > maxCached) {
+      const oldest = opened.keys().next().value as string;
+      for (const dropped of opened.get(oldest) ?? []) openings.delete(dropped.token);
+      opened.delete(oldest);
+    }
+  }
+
+  /** The principal `token` opened when it opened a cached read that is still the cache's and fresh, else null. */
+  function reopened(token: string): Principal | null {
+    const opening = openings.get(token);
+    if (opening === undefined) return null;
+    const now = clock();
+    const { id, cached, record } = opening;
+    if (
+      cache.get(id) !== cached ||
+      now - cached.fetched >= cacheMs ||
+      !(opening.current || (record.previousUntil ?? 0) > now)
+    ) {
+      openings.delete(token);
+      return null;
+    }
+    touch(id, now);
+    return opening.principal;
   }
 
   /** The cached read of `id`'s record, made again when it is `maxAgeMs` old or more. */
@@ -174,12 +213,16 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
     return entry;
   }
 
-  /** The principal of `record` if `digest` opens it now; notes the use. */
-  function check(id: string, token: string, digest: string, record: ApiKeyRecord | undefined, now: number) {
+  /** The principal of `cached`'s record if `digest` opens it now; notes the use. */
+  function check(id: string, token: string, digest: string, cached: Cached, now: number) {
+    const record = cached.settled?.record;
     if (record === undefined || !opens(record, digest, now)) return null;
     remember(id, token, digest);
     touch(id, now);
-    return principalOfRecord(record);
+    const principal = principalOfRecord(record);
+    const current = sameDigest(digest, record.hash);
+    if (cache.get(id) === cached) openings.set(token, { id, cached, record, principal, current });
+    return principal;
   }
 
   function touch(id: string, now: number): void {
@@ -193,26 +236,30 @@ export function storeKeys(options: StoreKeysOptions): StoreKeysAuthenticate {
   }
 
   async function fromStore(id: string, token: string): Promise<Principal | null> {
-    const [cached, digest] = await Promise.all([cachedOf(id, clock(), cacheMs).record, digestOf(id, token)]);
-    const principal = check(id, token, digest, cached, clock());
+    const first = cachedOf(id, clock(), cacheMs);
+    const [, digest] = await Promise.all([first.record, digestOf(id, token)]);
+    const principal = check(id, token, digest, first, clock());
     if (principal !== null) return principal;
     // A key made or rotated on another node since the record was cached works at once: read it again, at most
     // once a second per id, so that wrong secrets cannot make every request a read.
-    const record = await cachedOf(id, clock(), Math.min(cacheMs, RECHECK_MS)).record;
-    return check(id, token, digest, record, clock());
+    const again = cachedOf(id, clock(), Math.min(cacheMs, RECHECK_MS));
+    await again.record;
+    return check(id, token, digest, again, clock());
   }
 
   /** The answer without waiting, when the key's record is cached and the token opened it before. */
   function known(id: string, token: string): Principal | null {
     const now = clock();
-    const settled = cachedOf(id, now, cacheMs).settled;
-    const digest = settled === undefined ? undefined : digestOf(id, token);
-    return typeof digest === 'string' ? check(id, token, digest, settled?.record, now) : null;
+    const cached = cachedOf(id, now, cacheMs);
+    const digest = cached.settled === undefined ? undefined : digestOf(id, token);
+    return typeof digest === 'string' ? check(id, token, digest, cached, now) : null;
   }
 
   const authenticate = (request: Request) => {
     const token = bearerTokenOf(request);
     if (token === undefined) return null;
+    const reused = reopened(token);
+    if (reused !== null) return reused;
     const id = apiKeyIdOf(token);
     if (id === undefined) return env === undefined ? null : env(request);
     const principal = known(id, token);

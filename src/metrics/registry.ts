@@ -13,11 +13,15 @@ import type { WebhookLog } from '../webhooks/log.js';
 import {
   ADDRESS_STATES,
   JOB_STATES,
+  methodLabel,
+  NO_ROUTE,
+  providerLabel,
   REPLY_CLASSES,
-  requestLabels,
+  statusCodeLabel,
+  statusLabel,
+  subStatusLabel,
   type TallyJob,
   tallyJobs,
-  verificationLabels,
   webhookOutcome,
 } from './series.js';
 import { type HistogramCell, labelCells, observeIn, tallyHistogram } from './tally.js';
@@ -344,16 +348,19 @@ export function createMetrics(options: MetricsOptions = {}): MailvetMetrics {
     registry,
     observer: {
       verified(result, durationMs) {
-        const labels = verificationLabels(result);
-        verificationCounts.at(labels.status, labels.sub_status, labels.provider).n += 1;
+        // The labels one by one, as verificationLabels makes them: no label object per verification.
+        const status = statusLabel(result.status);
+        const subStatus = subStatusLabel(result.sub_status);
+        verificationCounts.at(status, subStatus, providerLabel(result.smtp_provider)).n += 1;
         observeIn(verificationCell, verificationSeconds.bounds, durationMs / 1000);
       },
       dns: (stats) => void dnsSources.push(stats),
       smtp: (stats) => void smtpSources.push(stats),
     },
     onRequest(record) {
-      const labels = requestLabels(record);
-      const cell = requestCounts.at(labels.method, labels.route, labels.status);
+      // The labels one by one, as requestLabels makes them: no label object per request.
+      const method = methodLabel(record.method);
+      const cell = requestCounts.at(method, record.route ?? NO_ROUTE, statusCodeLabel(record.status));
       cell.n += 1;
       observeIn(cell.seconds, httpSeconds.bounds, record.durationMs / 1000);
     },

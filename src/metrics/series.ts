@@ -25,14 +25,27 @@ export interface VerificationLabels {
   readonly provider: string;
 }
 
+/** The `status` label of a verification's status. */
+export function statusLabel(status: string): string {
+  return STATUS_SET.has(status) ? status : OTHER;
+}
+
+/** The `sub_status` label of a verification's sub-status (`none` for none). */
+export function subStatusLabel(subStatus: string | null): string {
+  return subStatus === null ? 'none' : SUB_STATUS_SET.has(subStatus) ? subStatus : OTHER;
+}
+
+/** The `provider` label of a verification's mail provider. */
+export function providerLabel(provider: string | null): string {
+  return provider !== null && PROVIDERS.has(provider) ? provider : OTHER;
+}
+
 /** The labels of one verification: its status, sub-status and mail provider, each from a fixed set. */
 export function verificationLabels(result: VerificationResult): VerificationLabels {
-  const provider = result.smtp_provider;
   return {
-    status: STATUS_SET.has(result.status) ? result.status : OTHER,
-    sub_status:
-      result.sub_status === null ? 'none' : SUB_STATUS_SET.has(result.sub_status) ? result.sub_status : OTHER,
-    provider: provider !== null && PROVIDERS.has(provider) ? provider : OTHER,
+    status: statusLabel(result.status),
+    sub_status: subStatusLabel(result.sub_status),
+    provider: providerLabel(result.smtp_provider),
   };
 }
 
@@ -51,13 +64,22 @@ export interface RequestLabels {
   readonly status: string;
 }
 
+/** The `method` label of a request's method. */
+export function methodLabel(method: string): string {
+  return METHODS.has(method) ? method : OTHER;
+}
+
+/** The `status` label of a response's status code. */
+export function statusCodeLabel(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : OTHER;
+}
+
 /** The labels of one answered request. */
 export function requestLabels(record: Pick<RequestRecord, 'method' | 'route' | 'status'>): RequestLabels {
-  const status = record.status;
   return {
-    method: METHODS.has(record.method) ? record.method : OTHER,
+    method: methodLabel(record.method),
     route: record.route ?? NO_ROUTE,
-    status: Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : OTHER,
+    status: statusCodeLabel(record.status),
   };
 }
 

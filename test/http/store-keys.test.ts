@@ -323,6 +323,52 @@ describe('the handler options of stored keys', () => {
     expect(await as(second.key)).toBeNull();
   });
 
+  it('answers a key in use by its token alone only while its cached read is fresh and the key opens it', async () => {
+    let now = 0;
+    let reads = 0;
+    const current = await newApiKey();
+    const replaced = await newApiKey({ keyId: current.keyId });
+    let record = {
+      id: current.keyId,
+      name: 'n',
+      hash: current.hash,
+      scopes: ['verify' as const],
+      requestsPerSecond: null,
+      addressesPerDay: null,
+      createdAt: 0,
+      lastUsedAt: null,
+      revokedAt: null as number | null,
+      previousHash: replaced.hash as string | null,
+      previousUntil: 3000 as number | null,
+      webhookSecret: null,
+      previousWebhookSecret: null,
+      previousWebhookSecretUntil: null,
+    };
+    const store = {
+      get: async () => {
+        reads++;
+        return record;
+      },
+      touch: async () => {},
+    };
+    const authenticate = storeKeys({ store, cacheMs: 5000, clock: () => now });
+    const as = (key: string) => authenticate(new Request('http://x/', { headers: bearer(key) }));
+    expect(await as(current.key)).toMatchObject({ keyId: current.keyId });
+    expect(await as(replaced.key)).toMatchObject({ keyId: current.keyId }); // within the grace
+    expect(as(current.key)).not.toBeInstanceOf(Promise);
+    expect(as(replaced.key)).not.toBeInstanceOf(Promise);
+    now = 3000; // the grace of the replaced key ends, the cached read is still fresh
+    expect(as(current.key)).toMatchObject({ keyId: current.keyId });
+    expect(await as(replaced.key)).toBeNull();
+    expect(reads).toBe(2); // the refused token had the record read again once (at most once a second)
+    record = { ...record, revokedAt: 3500 }; // revoked elsewhere
+    now = 7999; // the read made at 3000 is still fresh: the revocation is not seen yet
+    expect(as(current.key)).toMatchObject({ keyId: current.keyId });
+    now = 8000; // ... and it is once that read is cacheMs old
+    expect(await as(current.key)).toBeNull();
+    expect(await as(current.key)).toBeNull();
+  });
+
   it('answers 503 when the key store does not answer, and reads it again on the next request', async () => {
     let fail = true;
     const made = await newApiKey();
