@@ -13,6 +13,7 @@ import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, PGLITE_OPEN_MS, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { deferred } from '../support/deferred.js';
 import { run, start } from '../support/mailvet-bin.js';
+import { pgliteDataDir } from '../support/pglite-template.js';
 import { deletePrefix, REDIS_URL, testPrefix } from '../support/redis.js';
 import { outputMatch } from '../support/wait-for.js';
 import { type Received, receiver } from '../webhooks/support.js';
@@ -152,7 +153,7 @@ describe('webhooks of stored keys on PGlite (--data), across restarts', () => {
   it(
     "signs with the key's secret, refuses a key without one as env keys are, and keeps both after a restart and a rotation",
     async () => {
-      const store = ['--data', dir.file('data')];
+      const store = ['--data', await pgliteDataDir(dir.file('data'))]; // initdb done: not a first start's test
       const signed = await createKey(store, 'signed-app', true);
       const plain = await createKey(store, 'plain-app', false);
       const receiverOfSigned = await hook(signed.secret!);
@@ -233,7 +234,7 @@ describe('webhooks of stored keys on PGlite (--data), across restarts', () => {
         expect(exit.stdout).toBe('');
         expect(exit.stderr).toMatch(message);
       }
-      const store = ['--data', dir.file('usage')];
+      const store = ['--data', await pgliteDataDir(dir.file('usage'))];
       await createKey(store, 'has-secret', true);
       await createKey(store, 'no-secret', false);
       const cases: [string[], RegExp][] = [

@@ -13,6 +13,7 @@ import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { dropPostgresSchema, POSTGRES_URL, testSchema } from '../support/databases.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
 import { start } from '../support/mailvet-bin.js';
+import { pgliteDataDir } from '../support/pglite-template.js';
 import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
 import { outputMatch, waitFor } from '../support/wait-for.js';
 import { receiver } from '../webhooks/support.js';
@@ -157,6 +158,7 @@ describe("a job's webhook outlives a restart of mailvet serve", () => {
   it('with --data DIR (PGlite), killed with SIGKILL', async () => {
     const data = await mkdtemp(join(tmpdir(), 'mailvet-webhook-restart-data-'));
     try {
+      await pgliteDataDir(data); // initdb done: this test is about the restart, not a first start
       await restartWith(['--data', data], 'SIGKILL');
     } finally {
       await rm(data, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import { EXIT } from '../../src/cli/io.js';
 import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { type DnsTestServer, startDnsServer } from '../support/dns-server.js';
 import { start } from '../support/mailvet-bin.js';
+import { PGLITE_TEMPLATE_MS, pgliteDataDir } from '../support/pglite-template.js';
 import { type SmtpServerHarness, startSmtpServer } from '../support/smtp-server.js';
 import { outputMatch, waitFor } from '../support/wait-for.js';
 
@@ -40,7 +41,8 @@ beforeAll(async () => {
   // The single verification's MX is slower still: its request is in flight for seconds.
   soloMx = await startSmtpServer({ host: '127.0.0.3', port: bulkMx.port, delayMs: 700 });
   dataDir = await mkdtemp(join(tmpdir(), 'mailvet-shutdown-'));
-}, 60_000);
+  await pgliteDataDir(dataDir); // initdb done: this test is about the stop and the next start
+}, PGLITE_TEMPLATE_MS);
 
 afterAll(async () => {
   await soloMx?.close();

@@ -13,6 +13,7 @@ import { pgliteStore } from '../../src/postgres/index.js';
 import { tempDir } from '../cli/support.js';
 import { BUILD_TIMEOUT_MS, ensureBuiltDist } from '../support/built-dist.js';
 import { start } from '../support/mailvet-bin.js';
+import { pgliteDataDir } from '../support/pglite-template.js';
 
 beforeAll(ensureBuiltDist, BUILD_TIMEOUT_MS);
 
@@ -41,7 +42,7 @@ async function serve(dataDir: string) {
 
 describe('the lock of a data directory', () => {
   it('refuses a second pgliteStore in the same process, naming this process, until the first closes', async () => {
-    const dataDir = dir.file('in-process');
+    const dataDir = await pgliteDataDir(dir.file('in-process')); // initdb done: the lock is the subject
     const first = await pgliteStore({ dataDir });
     try {
       const refused = await pgliteStore({ dataDir }).catch((error: unknown) => error);
@@ -148,7 +149,7 @@ describe('the lock of a data directory', () => {
   });
 
   it('mailvet serve: a second one on the directory exits 3 naming the first; after kill -9 of the first a new one starts', async () => {
-    const dataDir = dir.file('served');
+    const dataDir = await pgliteDataDir(dir.file('served'));
     const first = await serve(dataDir);
     let firstKilled = false;
     try {

@@ -125,6 +125,18 @@ async function buildWhenStale(): Promise<void> {
   }
 }
 
+/**
+ * Records dist/ as built from the sources as they are now, so that {@link ensureBuiltDist} finds it fresh: for
+ * `.ci/run`, which builds with `npm run build` (the same steps) before the tests (test/support/stamp-dist.ts).
+ * Throws when an output of the build is missing.
+ */
+export async function stampBuiltDist(): Promise<void> {
+  const missing = OUTPUTS.filter((path) => !existsSync(join(ROOT, path)));
+  if (missing.length > 0) throw new Error(`dist/ is not built: ${missing.join(', ')} missing`);
+  await mkdir(CACHE, { recursive: true });
+  await writeFile(STAMP, await sourceHash());
+}
+
 /** Whether {@link ensureBuiltDist} has run in this test process. */
 let distEnsured = false;
 
