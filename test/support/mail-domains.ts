@@ -65,7 +65,8 @@ export async function startMailDomains(zone: string, domains: number): Promise<M
         i % 10 === 3 ? `nobody@d${i % domains}.${zone}` : `user${i % users}@d${i % domains}.${zone}`,
       ),
     verifierOptions: () => ({
-      resolver: nodeResolver({ servers: [dns.address] }),
+      // The DNS server answers in this test process, whose event loop a loaded machine can hold for seconds.
+      resolver: nodeResolver({ servers: [dns.address], timeoutMs: 20_000 }),
       smtpPort,
       allowAddresses: ['127.0.0.0/8'],
       allowTlds: ['test'],
