@@ -173,8 +173,15 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
     },
 
     async fleetAhead(id) {
+      // The inputs rows of a job hold positions 0..total - 1 one after the other, so the queued positions are the
+      // total less those of the rows not queued, each row's size told by where the next one starts: no row's
+      // addresses are read (summing their arrays' cardinality detoasted every queued row, 60-80 ms for a 1M job,
+      // on every feed).
       const rows = await driver.query(
-        `SELECT (SELECT coalesce(sum(cardinality(i.emails)), 0) FROM ${s}.inputs i WHERE i.job_id = j.id AND i.queued)
+        `SELECT j.total
+           - (SELECT coalesce(sum(coalesce((SELECT min(n.first) FROM ${s}.inputs n
+                 WHERE n.job_id = u.job_id AND n.first > u.first), j.total) - u.first), 0)
+               FROM ${s}.inputs u WHERE u.job_id = j.id AND NOT u.queued)
            - j.completed - (SELECT count(*) FROM ${s}.retries r WHERE r.job_id = j.id) AS ahead
          FROM ${s}.jobs j WHERE j.id = $1`,
         [id],
@@ -198,15 +205,19 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
     },
 
     async fleetState(id, positions) {
-      // One round trip: the job, and which of the positions are final or waiting for a retry.
+      // One round trip: the job, and which of the positions are final or waiting for a retry. The positions' span
+      // (`$3`-`$4`) bounds each index scan: with `= ANY(...)` alone, a planner without statistics of a table that
+      // grew within the job read every result of the job for each chunk (a 1M job: 0.3 s a chunk at half way).
       const rows = await driver.query(
         `SELECT j.*,
            (SELECT string_agg(r.position::text, ',') FROM ${s}.results r
-             WHERE r.job_id = j.id AND r.position = ANY(string_to_array($2, ',')::integer[])) AS final_positions,
+             WHERE r.job_id = j.id AND r.position BETWEEN $3 AND $4
+               AND r.position = ANY(string_to_array($2, ',')::integer[])) AS final_positions,
            (SELECT string_agg(w.position || ':' || w.attempt, ',') FROM ${s}.retries w
-             WHERE w.job_id = j.id AND w.position = ANY(string_to_array($2, ',')::integer[])) AS waiting_positions
+             WHERE w.job_id = j.id AND w.position BETWEEN $3 AND $4
+               AND w.position = ANY(string_to_array($2, ',')::integer[])) AS waiting_positions
          FROM ${s}.jobs j WHERE j.id = $1`,
-        [id, positions.join(',')],
+        [id, positions.join(','), ...spanOf(positions)],
       );
       const row = rows[0];
       if (row === undefined) return undefined;
@@ -363,6 +374,18 @@ export function fleetOperations(driver: SqlDriver, s: string): FleetOperations {
         }));
     },
   };
+}
+
+/** The lowest and highest of `positions` (`[0, -1]`, an empty span, for none). */
+function spanOf(positions: readonly number[]): [number, number] {
+  if (positions.length === 0) return [0, -1];
+  let low = positions[0]!;
+  let high = low;
+  for (const position of positions) {
+    if (position < low) low = position;
+    else if (position > high) high = position;
+  }
+  return [low, high];
 }
 
 /** The items of a comma-separated list column (`NULL` is none). */
