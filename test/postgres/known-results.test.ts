@@ -24,7 +24,7 @@ knownResultsContract('pgliteStore().knownResults()', async (clock) => {
   return {
     known,
     async close() {
-      known.close();
+      await known.close();
       await store.close?.();
       await db.query(`DROP SCHEMA ${schema} CASCADE`);
     },
@@ -62,7 +62,7 @@ describe('the store sweep', () => {
       await expect.poll(count).toBe(1);
       expect(await known.sweep()).toBe(0);
     } finally {
-      known.close();
+      await known.close();
       expect(clock.pending).toBe(0);
       await store.close?.();
       await db.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -95,7 +95,7 @@ describe.skipIf(POSTGRES_URL === undefined)('on the PostgreSQL server', () => {
     return {
       known,
       async close() {
-        known.close();
+        await known.close();
         await store.close?.();
         await pool.end();
         await dropPostgresSchema(schema);
@@ -114,8 +114,8 @@ describe.skipIf(POSTGRES_URL === undefined)('on the PostgreSQL server', () => {
       await a.set([{ key: knownKey('t', 'a@x.test'), verdict: VALID, checkedAt: Date.now(), ttlMs: 60_000 }]);
       expect((await b.get([knownKey('t', 'a@x.test')])).get(knownKey('t', 'a@x.test'))?.status).toBe('valid');
     } finally {
-      a.close();
-      b.close();
+      await a.close();
+      await b.close();
       await first.close?.();
       await second.close?.();
       await dropPostgresSchema(schema);
