@@ -69,6 +69,28 @@ describe('the store sweep', () => {
     }
   });
 
+  it('writes the verdicts that wait when the store closes, and answers them before from this process', async () => {
+    const db = await sharedPglite();
+    const schema = testSchema();
+    const store = await pgliteStore({ db, schema });
+    const known = store.knownResults({ writeDelayMs: 60_000 });
+    const key = knownKey('', 'waiting@x.test');
+    const written = known.set([{ key, verdict: VALID, checkedAt: Date.now(), ttlMs: 3_600_000 }]);
+    const rows = async () =>
+      Number(
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.known_results`)).rows[0]?.n,
+      );
+    try {
+      expect((await known.get([key])).get(key)?.status).toBe('valid');
+      expect(await rows()).toBe(0); // still waiting: written in one batch later
+      await store.close?.();
+      await written;
+      expect(await rows()).toBe(1);
+    } finally {
+      await db.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
+
   it('refuses a bad sweep interval, naming it', async () => {
     const db = await sharedPglite();
     const schema = testSchema();
@@ -78,6 +100,9 @@ describe('the store sweep', () => {
         expect(() => store.knownResults({ sweepIntervalMs })).toThrow(OptionsError);
       }
       expect(() => store.knownResults({ batchWindowMs: -1 })).toThrow(/batchWindowMs/);
+      expect(() => store.knownResults({ writeDelayMs: 60_001 })).toThrow(/writeDelayMs/);
+      expect(() => store.knownResults({ localEntries: -1 })).toThrow(/localEntries/);
+      expect(() => store.knownResults({ localHoldMs: 10 })).toThrow(/localHoldMs/);
       expect(() => store.knownResults({ sweepIntervalMs: 5 })).toThrow(/sweepIntervalMs/);
     } finally {
       await store.close?.();
