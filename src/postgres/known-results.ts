@@ -17,7 +17,10 @@ export interface StoreKnownResultsOptions {
   readonly sweepIntervalMs?: number;
   /** Time source: decides expiry, runs the sweep. @default the system clock */
   readonly clock?: Clock;
-  /** How long `get` and `set` calls are collected into one query, in milliseconds (0-1000). @default 5 */
+  /**
+   * How long lookups are collected into one query, in milliseconds (0-1000): `0` merges those of one event-loop
+   * turn. A lookup waits this long before its query (writes are gathered by `writeDelayMs`). @default 0
+   */
   readonly batchWindowMs?: number;
   /**
    * Longest time a new verdict waits to be written, in milliseconds (0-60,000): verdicts are written in batches of
@@ -40,7 +43,7 @@ export interface StoreKnownResultsOptions {
 /** The documented defaults of {@link StoreKnownResultsOptions}. */
 export const STORE_KNOWN_DEFAULTS = Object.freeze({
   sweepIntervalMs: 600_000,
-  batchWindowMs: 5,
+  batchWindowMs: 0,
   writeDelayMs: 1000,
   localEntries: 50_000,
   localHoldMs: 300_000,
