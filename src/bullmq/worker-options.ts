@@ -130,11 +130,11 @@ export function workerVerifier(options: FleetWorkerOptions): WorkerVerifier {
       verifier: owned,
       async close() {
         await owned.dispose();
-        known?.close();
+        await known?.close();
       },
     };
   } catch (error) {
-    known?.close();
+    void known?.close(); // nothing was verified: nothing waits to be written
     throw error;
   }
 }

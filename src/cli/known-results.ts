@@ -86,10 +86,10 @@ export function knownResultsChoiceOf(args: ParsedArgs, env: Env, store: StoreCho
   return { kind: 'on', ttl };
 }
 
-/** Known results opened for a server, and how to stop their sweep. */
+/** Known results opened for a server, and how to stop their sweep (after writing the verdicts that wait). */
 export interface OpenedKnownResults {
   readonly knownResults: KnownResults;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** The known results of `choice`: in `store`'s database when it can keep them, else in this process. */
@@ -99,5 +99,5 @@ export function openKnownResults(choice: KnownResultsChoice, store: unknown): Op
     const known = store.knownResults();
     return { knownResults: known, close: () => known.close() };
   }
-  return { knownResults: memoryKnownResults(), close() {} };
+  return { knownResults: memoryKnownResults(), close: async () => {} };
 }

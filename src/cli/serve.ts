@@ -273,7 +273,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
       ),
     );
   } catch (error) {
-    known?.close();
+    await known?.close();
     await store?.close?.();
     built.close();
     throw optionsUsageError(error) ?? error;
@@ -313,7 +313,7 @@ export async function runServe(argv: readonly string[], io: CliIo): Promise<numb
     stopLogging();
     await usage.close().catch(() => {});
     await verifier.dispose();
-    known?.close();
+    await known?.close();
     built.close();
   };
   try {

@@ -145,14 +145,14 @@ export async function runWorker(argv: readonly string[], io: CliIo): Promise<num
   try {
     verifier = (io.createVerifier ?? createVerifier)(options);
   } catch (error) {
-    known?.close();
+    await known?.close();
     await store.close?.();
     built.close();
     throw optionsUsageError(error) ?? error;
   }
   const release = async (): Promise<void> => {
     await verifier.dispose();
-    known?.close();
+    await known?.close();
     built.close();
   };
   const logger = serviceLogger(logSettings, io);

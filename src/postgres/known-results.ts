@@ -5,8 +5,10 @@
  */
 import type { Clock } from '../clock.js';
 import { OptionsError } from '../errors.js';
-import { batchedKnownResults } from '../known/batch.js';
+import { batchedKnownResults, MAX_BATCH } from '../known/batch.js';
+import { frontedKnownResults } from '../known/front.js';
 import type { KnownEntry, KnownResult, KnownResults, KnownVerdict } from '../known/types.js';
+import { writeBehind } from '../known/write-behind.js';
 import type { SqlDriver } from './driver.js';
 
 /** Options of a store's `knownResults()`. */
@@ -15,19 +17,51 @@ export interface StoreKnownResultsOptions {
   readonly sweepIntervalMs?: number;
   /** Time source: decides expiry, runs the sweep. @default the system clock */
   readonly clock?: Clock;
-  /** How long `get` and `set` calls are collected into one query, in milliseconds (0-1000). @default 5 */
+  /**
+   * How long lookups are collected into one query, in milliseconds (0-1000): `0` merges those of one event-loop
+   * turn. A lookup waits this long before its query (writes are gathered by `writeDelayMs`). @default 0
+   */
   readonly batchWindowMs?: number;
+  /**
+   * Longest time a new verdict waits to be written, in milliseconds (0-60,000): verdicts are written in batches of
+   * up to 1,000 (at most 4 MiB wait; beyond, new ones are not kept), `close()` writes what waits. A crash loses
+   * at most this long's verdicts; other processes see a verdict this much later. @default 1000
+   */
+  readonly writeDelayMs?: number;
+  /**
+   * Most verdicts copied in this process (0-10,000,000; `0`: none), so that an address looked up or verified
+   * here is answered without a query (bounded also to 16 MiB, least recently used first). @default 50000
+   */
+  readonly localEntries?: number;
+  /**
+   * Longest time such a copy answers, in milliseconds (1,000-86,400,000), never past its verdict's expiry: how long
+   * a verdict another process replaced (a `fresh` check there) may still answer here. @default 300000
+   */
+  readonly localHoldMs?: number;
 }
 
 /** The documented defaults of {@link StoreKnownResultsOptions}. */
-export const STORE_KNOWN_DEFAULTS = Object.freeze({ sweepIntervalMs: 600_000, batchWindowMs: 5 });
+export const STORE_KNOWN_DEFAULTS = Object.freeze({
+  sweepIntervalMs: 600_000,
+  batchWindowMs: 0,
+  writeDelayMs: 1000,
+  localEntries: 50_000,
+  localHoldMs: 300_000,
+});
+
+/** Most bytes of the local copies, and of the verdicts waiting to be written. */
+const LOCAL_BYTES = 16 * 1024 * 1024;
+const WAITING_BYTES = 4 * 1024 * 1024;
 
 /** Known results kept in a job store's database. */
 export interface StoreKnownResults extends KnownResults {
   /** Deletes the expired rows now; resolves to how many. */
   sweep(): Promise<number>;
-  /** Stops the sweep (the store's driver stays open: the store closes it). Idempotent. */
-  close(): void;
+  /**
+   * Writes the verdicts that wait and stops the sweep (the store's driver stays open: the store closes it, after
+   * this has resolved). Idempotent.
+   */
+  close(): Promise<void>;
 }
 
 /** A job store that can keep known results in its database (`pgliteStore`, `postgresStore`). */
@@ -46,6 +80,14 @@ export function hasKnownResults(store: unknown): store is KnownResultsHost {
     store !== null &&
     typeof (store as Partial<KnownResultsHost>).knownResults === 'function'
   );
+}
+
+function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new OptionsError(name, `must be an integer ${min}-${max}`);
+  }
+  return value;
 }
 
 function sweepIntervalOf(value: unknown): number {
@@ -92,25 +134,30 @@ export function sqlKnownResults(
 ): StoreKnownResults {
   if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
   const interval = sweepIntervalOf(options.sweepIntervalMs);
-  const windowMs = options.batchWindowMs ?? STORE_KNOWN_DEFAULTS.batchWindowMs;
-  if (!Number.isInteger(windowMs) || windowMs < 0 || windowMs > 1000) {
-    throw new OptionsError('batchWindowMs', 'must be an integer 0-1000');
-  }
+  const D = STORE_KNOWN_DEFAULTS;
+  const windowMs = integerOption('batchWindowMs', options.batchWindowMs, D.batchWindowMs, 0, 1000);
+  const writeDelayMs = integerOption('writeDelayMs', options.writeDelayMs, D.writeDelayMs, 0, 60_000);
+  const localEntries = integerOption('localEntries', options.localEntries, D.localEntries, 0, 10_000_000);
+  const localHoldMs = integerOption('localHoldMs', options.localHoldMs, D.localHoldMs, 1000, 86_400_000);
   const clock = options.clock ?? REAL_CLOCK;
   const table = `${schema}.known_results`;
   let timer: unknown;
   let closed = false;
+  /** When each result the table answered expires, for the local copies. */
+  const expiries = new WeakMap<KnownResult, number>();
 
   const direct: KnownResults = {
     async get(keys) {
       const found = new Map<string, KnownResult>();
       if (keys.length === 0) return found;
       const rows = await driver.query(
-        `SELECT key, verdict, checked_at FROM ${table} WHERE key = ANY($1::text[]) AND expires_at > $2`,
+        `SELECT key, verdict, checked_at, expires_at FROM ${table} WHERE key = ANY($1::text[]) AND expires_at > $2`,
         [keys, clock.now()],
       );
       for (const row of rows) {
-        found.set(String(row.key), { ...verdictOf(row.verdict), checkedAt: Number(row.checked_at) });
+        const result: KnownResult = { ...verdictOf(row.verdict), checkedAt: Number(row.checked_at) };
+        expiries.set(result, Number(row.expires_at));
+        found.set(String(row.key), result);
       }
       return found;
     },
@@ -148,13 +195,31 @@ export function sqlKnownResults(
   }
   arm();
 
+  const behind = writeBehind(batchedKnownResults(direct, { windowMs }), {
+    delayMs: writeDelayMs,
+    batchEntries: MAX_BATCH,
+    maxBytes: WAITING_BYTES,
+    clock,
+  });
+  const known =
+    localEntries === 0
+      ? behind
+      : frontedKnownResults(behind, {
+          maxEntries: localEntries,
+          maxBytes: LOCAL_BYTES,
+          holdMs: localHoldMs,
+          clock,
+          expiryOf: (result) => expiries.get(result),
+        });
   return {
-    ...batchedKnownResults(direct, { windowMs }),
+    get: (keys) => known.get(keys),
+    set: (entries) => known.set(entries),
     now: () => clock.now(),
     sweep,
-    close() {
+    async close() {
       closed = true;
       if (timer !== undefined) clock.clearTimeout(timer);
+      await behind.flush();
     },
   };
 }

@@ -13,7 +13,7 @@ import { type ApiKeyHolder, sqlApiKeys } from './api-keys.js';
 import { findDamage } from './damage.js';
 import type { Row, SqlClient, SqlDriver } from './driver.js';
 import { fleetOperations } from './fleet-sql.js';
-import { type KnownResultsHost, sqlKnownResults } from './known-results.js';
+import { type KnownResultsHost, type StoreKnownResults, sqlKnownResults } from './known-results.js';
 import type { QueryObserver } from './observed-driver.js';
 import {
   INPUT_CHUNK,
@@ -239,6 +239,9 @@ export async function openSqlStore(
       return { ...record, counts, completed, total: totalOf.get(record.id) ?? 0 };
     });
   }
+
+  /** The known results handed out: `close()` writes what waits in them before the driver closes. */
+  const opened: StoreKnownResults[] = [];
 
   return {
     durable: true,
@@ -479,10 +482,14 @@ export async function openSqlStore(
 
     apiKeys: sqlApiKeys(driver, s),
     knownResults(knownOptions) {
-      return sqlKnownResults(driver, s, knownOptions);
+      const known = sqlKnownResults(driver, s, knownOptions);
+      opened.push(known);
+      return known;
     },
 
     async close() {
+      // The verdicts still waiting to be written go first, while the driver is open.
+      await Promise.all(opened.map((known) => known.close()));
       if (options.ownsDriver) await driver.close();
     },
   };

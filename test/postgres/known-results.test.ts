@@ -24,7 +24,7 @@ knownResultsContract('pgliteStore().knownResults()', async (clock) => {
   return {
     known,
     async close() {
-      known.close();
+      await known.close();
       await store.close?.();
       await db.query(`DROP SCHEMA ${schema} CASCADE`);
     },
@@ -62,9 +62,31 @@ describe('the store sweep', () => {
       await expect.poll(count).toBe(1);
       expect(await known.sweep()).toBe(0);
     } finally {
-      known.close();
+      await known.close();
       expect(clock.pending).toBe(0);
       await store.close?.();
+      await db.query(`DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
+
+  it('writes the verdicts that wait when the store closes, and answers them before from this process', async () => {
+    const db = await sharedPglite();
+    const schema = testSchema();
+    const store = await pgliteStore({ db, schema });
+    const known = store.knownResults({ writeDelayMs: 60_000 });
+    const key = knownKey('', 'waiting@x.test');
+    const written = known.set([{ key, verdict: VALID, checkedAt: Date.now(), ttlMs: 3_600_000 }]);
+    const rows = async () =>
+      Number(
+        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.known_results`)).rows[0]?.n,
+      );
+    try {
+      expect((await known.get([key])).get(key)?.status).toBe('valid');
+      expect(await rows()).toBe(0); // still waiting: written in one batch later
+      await store.close?.();
+      await written;
+      expect(await rows()).toBe(1);
+    } finally {
       await db.query(`DROP SCHEMA ${schema} CASCADE`);
     }
   });
@@ -78,6 +100,9 @@ describe('the store sweep', () => {
         expect(() => store.knownResults({ sweepIntervalMs })).toThrow(OptionsError);
       }
       expect(() => store.knownResults({ batchWindowMs: -1 })).toThrow(/batchWindowMs/);
+      expect(() => store.knownResults({ writeDelayMs: 60_001 })).toThrow(/writeDelayMs/);
+      expect(() => store.knownResults({ localEntries: -1 })).toThrow(/localEntries/);
+      expect(() => store.knownResults({ localHoldMs: 10 })).toThrow(/localHoldMs/);
       expect(() => store.knownResults({ sweepIntervalMs: 5 })).toThrow(/sweepIntervalMs/);
     } finally {
       await store.close?.();
@@ -95,7 +120,7 @@ describe.skipIf(POSTGRES_URL === undefined)('on the PostgreSQL server', () => {
     return {
       known,
       async close() {
-        known.close();
+        await known.close();
         await store.close?.();
         await pool.end();
         await dropPostgresSchema(schema);
@@ -114,8 +139,8 @@ describe.skipIf(POSTGRES_URL === undefined)('on the PostgreSQL server', () => {
       await a.set([{ key: knownKey('t', 'a@x.test'), verdict: VALID, checkedAt: Date.now(), ttlMs: 60_000 }]);
       expect((await b.get([knownKey('t', 'a@x.test')])).get(knownKey('t', 'a@x.test'))?.status).toBe('valid');
     } finally {
-      a.close();
-      b.close();
+      await a.close();
+      await b.close();
       await first.close?.();
       await second.close?.();
       await dropPostgresSchema(schema);
