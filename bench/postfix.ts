@@ -49,7 +49,7 @@ for (const side of sides) {
 }
 
 const endpoint = postfixEndpoint();
-if (!(await postfixGreets(endpoint.port))) {
+if (!(await postfixGreets(endpoint))) {
   console.error(
     `no Postfix greets on 127.0.0.1:${endpoint.port}: run scripts/postfix-loopback.sh start (as root) first`,
   );

@@ -9,6 +9,7 @@ import { batchedKnownResults, MAX_BATCH } from '../known/batch.js';
 import { frontedKnownResults } from '../known/front.js';
 import type { KnownEntry, KnownResult, KnownResults, KnownVerdict } from '../known/types.js';
 import { writeBehind } from '../known/write-behind.js';
+import { integerOption } from '../option-fields.js';
 import type { SqlDriver } from './driver.js';
 
 /** Options of a store's `knownResults()`. */
@@ -82,14 +83,6 @@ export function hasKnownResults(store: unknown): store is KnownResultsHost {
   );
 }
 
-function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new OptionsError(name, `must be an integer ${min}-${max}`);
-  }
-  return value;
-}
-
 function sweepIntervalOf(value: unknown): number {
   if (value === undefined) return STORE_KNOWN_DEFAULTS.sweepIntervalMs;
   if (
@@ -135,10 +128,10 @@ export function sqlKnownResults(
   if (typeof options !== 'object' || options === null) throw new OptionsError('options', 'must be an object');
   const interval = sweepIntervalOf(options.sweepIntervalMs);
   const D = STORE_KNOWN_DEFAULTS;
-  const windowMs = integerOption('batchWindowMs', options.batchWindowMs, D.batchWindowMs, 0, 1000);
-  const writeDelayMs = integerOption('writeDelayMs', options.writeDelayMs, D.writeDelayMs, 0, 60_000);
-  const localEntries = integerOption('localEntries', options.localEntries, D.localEntries, 0, 10_000_000);
-  const localHoldMs = integerOption('localHoldMs', options.localHoldMs, D.localHoldMs, 1000, 86_400_000);
+  const windowMs = integerOption(options.batchWindowMs, 'batchWindowMs', D.batchWindowMs, 0, 1000);
+  const writeDelayMs = integerOption(options.writeDelayMs, 'writeDelayMs', D.writeDelayMs, 0, 60_000);
+  const localEntries = integerOption(options.localEntries, 'localEntries', D.localEntries, 0, 10_000_000);
+  const localHoldMs = integerOption(options.localHoldMs, 'localHoldMs', D.localHoldMs, 1000, 86_400_000);
   const clock = options.clock ?? REAL_CLOCK;
   const table = `${schema}.known_results`;
   let timer: unknown;

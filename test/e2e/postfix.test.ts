@@ -70,7 +70,7 @@ describe.skipIf(!enabled)('against a real Postfix on loopback (default error lim
 
   it('greets on its loopback port', async () => {
     expect(
-      await postfixGreets(endpoint.port),
+      await postfixGreets(endpoint),
       `no Postfix on 127.0.0.1:${endpoint.port}: scripts/postfix-loopback.sh start`,
     ).toBe(true);
   });

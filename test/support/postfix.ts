@@ -38,9 +38,9 @@ export function postfixEndpoint(env: NodeJS.ProcessEnv = process.env): PostfixEn
 
 /**
  * Whether a Postfix greets on 127.0.0.1:`port` within `timeoutMs` (a `220 ... ESMTP Postfix` banner). Resolves once
- * Postfix has closed the probe's session, so that its log lines come before a run's.
+ * Postfix has closed the probe's session.
  */
-export function postfixGreets(port: number, timeoutMs = 2_000): Promise<boolean> {
+function greets(port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let banner = '';
@@ -62,6 +62,27 @@ export function postfixGreets(port: number, timeoutMs = 2_000): Promise<boolean>
       else done(false);
     });
   });
+}
+
+/** smtpd's `disconnect from` lines in the log at `path` (none when it does not exist yet). */
+async function disconnects(path: string): Promise<number> {
+  return (await logSince(path, 0).catch(() => '')).match(/smtpd\[\d+\]: disconnect from /g)?.length ?? 0;
+}
+
+/**
+ * Whether the Postfix of `endpoint` greets on its port within `timeoutMs` (a `220 ... ESMTP Postfix` banner).
+ * Resolves once Postfix has logged the end of the probe's session: Postfix writes its log through postlogd, so the
+ * lines of a session can reach the file after the session closed, and a run that starts then would count the
+ * probe's session as its own.
+ */
+export async function postfixGreets(endpoint: PostfixEndpoint, timeoutMs = 2_000): Promise<boolean> {
+  const before = await disconnects(endpoint.maillog);
+  if (!(await greets(endpoint.port, timeoutMs))) return false;
+  await waitFor(async () => (await disconnects(endpoint.maillog)) > before, {
+    what: "the greeting probe's session in Postfix's log",
+    intervalMs: 50,
+  });
+  return true;
 }
 
 /** One address of the run and whether Postfix has that mailbox. */
