@@ -35,32 +35,32 @@ const INTEGRATION = [
  * Integration files that keep the CPU busy rather than wait: jobs of 3,000 to 9,000 addresses against loopback
  * servers (in process or in spawned fleets), PGlite in spawned `mailvet serve --data` processes, Chromium, lists of
  * 200,000 lines or 64 MiB.
- * Four or five at once on two cores starve each other's SMTP probes and timers past the tests' deadlines; they run
- * two at a time, after the rest, longest first, so that the two workers end together. Order measured by
- * `npx vitest run --project integration-heavy` on the 2-core machine while other work kept it loaded (load average
- * 14-17, so about 2.5 times the idle figures): processes 148 s, browser 132 s, fleet 109 s, keys-webhooks 109 s,
- * crash 78 s, ... events 3 s.
+ * Five at once on two cores starved each other's SMTP probes and timers past the tests' deadlines when their jobs
+ * were three times larger; they run three at a time, after the rest, longest first, so that the workers end
+ * together. Order by a clean-clone `.ci/run` on the idle 2-core machine (seconds, with the beforeAll of each file):
+ * processes 43, serve-webhook-restart 32, outage 26, fleet 26, keys 25, keys-webhooks 24, browser ~20 (54 before its
+ * upload went from 2,000 rows to 600), crash 23, ... events 1.
  */
 const HEAVY = [
   'test/bullmq/processes.test.ts',
-  'test/console/browser.test.ts',
-  'test/bullmq/fleet.test.ts',
-  'test/cli/keys-webhooks.test.ts', // spawned serve and keys commands on PGlite and PostgreSQL, restarted
-  'test/postgres/crash.test.ts',
-  'test/cli/keys.test.ts',
   'test/cli/serve-webhook-restart.test.ts', // spawned serve killed and started again
-  'test/postgres/store-contract.test.ts',
-  'test/postgres/durable-manager.test.ts',
   'test/bullmq/outage.test.ts',
+  'test/bullmq/fleet.test.ts',
+  'test/cli/keys.test.ts',
+  'test/cli/keys-webhooks.test.ts', // spawned serve and keys commands on PGlite and PostgreSQL, restarted
+  'test/console/browser.test.ts',
+  'test/postgres/crash.test.ts',
+  'test/postgres/durable-manager.test.ts',
   'test/postgres/dir-lock.test.ts',
-  'test/cli/shutdown.test.ts',
-  'test/postgres/data-dir-permissions.test.ts',
   'test/known/serve.test.ts',
+  'test/cli/shutdown.test.ts',
   'test/cli/finish-spawn.test.ts',
+  'test/postgres/store-contract.test.ts',
   'test/console/list-file.test.ts', // a file over 64 MiB read in slices
-  'test/http/node.test.ts', // 1,000 SSE clients, a 10,000-address flow, a large NDJSON download
-  'test/cli/stream.test.ts', // 200,000 lines through the CLI
+  'test/postgres/data-dir-permissions.test.ts',
   'test/cli/spawn.test.ts',
+  'test/cli/stream.test.ts', // 200,000 lines through the CLI
+  'test/http/node.test.ts', // 1,000 SSE clients, a 10,000-address flow, a large NDJSON download
   'test/http/events.test.ts',
 ];
 
@@ -126,7 +126,7 @@ export default defineConfig({
         test: {
           name: 'integration-heavy',
           include: HEAVY,
-          maxWorkers: 2,
+          maxWorkers: 3,
           sequence: { groupOrder: 2 },
         },
       },
