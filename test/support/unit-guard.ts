@@ -41,3 +41,10 @@ afterAll(() => {
   });
   syncBuiltinESMExports();
 });
+
+// The code a verifier imports on its first probe (the SMTP check, the session pool and catch-all cache): loaded once
+// here, ahead of the tests, into the worker's module cache (the unit project does not isolate files). Imported
+// lazily inside a test, it once landed after vitest had torn the file's environment down, on a loaded machine.
+await Promise.all([import('../../src/checks/smtp.js'), import('../../src/smtp/probing.js')]).then(
+  ([check, probing]) => Promise.all([check.preloadSmtpCheck(), probing.smtpProbing.preload()]),
+);
