@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { batchedKnownResults, MAX_BATCH } from '../../src/known/batch.js';
 import { memoryKnownResults } from '../../src/known/memory.js';
-import type { KnownEntry, KnownResults, KnownVerdict } from '../../src/known/types.js';
-
-const VALID: KnownVerdict = {
-  status: 'valid',
-  sub_status: null,
-  accept_all: false,
-  mx_record: null,
-  smtp_provider: null,
-  reason: null,
-};
+import type { KnownEntry, KnownResults } from '../../src/known/types.js';
+import { VALID } from './support.js';
 
 /** A memory store that records the size of every call it gets. */
 function counting(): { known: KnownResults; gets: number[]; sets: number[] } {

@@ -3,15 +3,8 @@ import { frontedKnownResults } from '../../src/known/front.js';
 import { memoryKnownResults } from '../../src/known/memory.js';
 import type { KnownResult, KnownResults, KnownVerdict } from '../../src/known/types.js';
 import { FakeClock } from '../bulk/support.js';
+import { VALID } from './support.js';
 
-const VALID: KnownVerdict = {
-  status: 'valid',
-  sub_status: null,
-  accept_all: false,
-  mx_record: null,
-  smtp_provider: null,
-  reason: null,
-};
 const MISSING: KnownVerdict = { ...VALID, status: 'invalid', sub_status: 'mailbox_not_found' };
 
 /** A shared store (memory) that counts the keys it is asked for, and tells every answer's expiry. */

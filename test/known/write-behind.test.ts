@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { memoryKnownResults } from '../../src/known/memory.js';
-import type { KnownEntry, KnownResults, KnownVerdict } from '../../src/known/types.js';
+import type { KnownEntry, KnownResults } from '../../src/known/types.js';
 import { entryBytes, writeBehind } from '../../src/known/write-behind.js';
 import { FakeClock } from '../bulk/support.js';
-
-const VALID: KnownVerdict = {
-  status: 'valid',
-  sub_status: null,
-  accept_all: false,
-  mx_record: null,
-  smtp_provider: null,
-  reason: null,
-};
+import { VALID } from './support.js';
 
 function counting(clock: FakeClock) {
   const inner = memoryKnownResults({ clock });
