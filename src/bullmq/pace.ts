@@ -70,6 +70,11 @@ export class PaceMeter {
     return pace;
   }
 
+  /** Whether this meter holds a pace of job `job` (not forgotten since it ended). */
+  has(job: string): boolean {
+    return this.#paces.has(job);
+  }
+
   /** Forgets job `job` (it ended). */
   forget(job: string): void {
     this.#paces.delete(job);

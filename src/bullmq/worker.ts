@@ -358,12 +358,14 @@ class ChunkRun {
     const events: FleetEvent[] = [];
     if (committed.written > 0) events.push({ event: 'progress', id: data.job });
     if (committed.completed) events.push({ event: 'complete', id: data.job });
-    // The pace and the events in one round trip (the API nodes cut the job's next chunks by the pace).
-    await report(this.client, this.keys, data.job, committed.completed ? undefined : pace, events).catch(
-      this.onError,
-    );
+    // The pace and the events in one round trip (the API nodes cut the job's next chunks by the pace). Not the pace
+    // of a job that ended, by this commit or by another of this worker's chunks meanwhile (it forgot the job before
+    // its clean-up deleted the pace on this same connection): a later SET would leave the key behind for its TTL.
+    const ended = committed.record.status === 'complete' || committed.record.status === 'failed';
+    const paceNow = ended || !this.pace.has(data.job) ? undefined : pace;
+    if (ended) this.pace.forget(data.job);
+    await report(this.client, this.keys, data.job, paceNow, events).catch(this.onError);
     if (committed.completed) {
-      this.pace.forget(data.job);
       // The job's other chunks (duplicates, retries of a worker that is gone) are of no use now.
       const total = committed.record.total;
       await forgetJobChunks(this.bullmq, this.client, this.keys, data.job, total).catch(this.onError);

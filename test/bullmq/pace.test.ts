@@ -45,7 +45,9 @@ describe('PaceMeter', () => {
   it('starts again on a forgotten job, and keeps at most `limit` jobs', () => {
     const meter = new PaceMeter(2);
     meter.add('a', 1, 10);
+    expect(meter.has('a')).toBe(true);
     meter.forget('a');
+    expect(meter.has('a')).toBe(false); // a chunk of it still in flight reports no pace
     expect(meter.add('a', 1, 2)).toBe(2);
     meter.add('b', 1, 5);
     meter.add('c', 1, 7); // drops 'a', the oldest

@@ -20,8 +20,8 @@ import { outputMatch, waitFor } from '../support/wait-for.js';
 const enabled = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
 const KEY = 'fleet-test-key';
 /**
- * Enough for the faults test's steps to fall mid-job (a tenth of the job between them, seconds of work, while a
- * process starts in a second), and for a job in many chunks across three workers; 30,000 took 100 s of the run.
+ * Enough for the faults test's steps to fall mid-job (a sixth of the job or more between them, and no process
+ * start among the steps), and for a job in many chunks across three workers; 30,000 took 100 s of the run.
  */
 const COUNT = 9000;
 /** Addresses per request that creates or fills a job: several requests per job (the HTTP API takes 10,000). */
@@ -260,17 +260,19 @@ describe.skipIf(!enabled)('a fleet of processes: mailvet serve --redis and mailv
   it('completes exactly once after a worker and the API node are SIGKILLed, Redis loses its keys and a worker is SIGTERMed', async () => {
     const fleet = new Fleet();
     try {
+      // Every process starts before the job: a start takes seconds on a loaded machine while the others go on, so
+      // none stands between two faults (each must fall mid-job). The spare API node takes over when the first dies.
       let api = await fleet.api();
-      const workers = [await fleet.worker('a'), await fleet.worker('b')];
+      const spare = await fleet.api();
+      const workers = [await fleet.worker('a'), await fleet.worker('b'), await fleet.worker('c')];
       const created = await submit(api.url, 'faults');
       await jobWhen(api.url, created.id, (job) => job.completed >= COUNT * 0.1);
       await fleet.kill(workers[0]!, 'SIGKILL'); // its chunks stall and are taken again
       await jobWhen(api.url, created.id, (job) => job.completed >= COUNT * 0.3);
       await fleet.kill(api, 'SIGKILL');
-      api = await fleet.api(); // another API node serves the same job
+      api = spare; // another API node serves the same job
       await jobWhen(api.url, created.id, (job) => job.completed >= COUNT * 0.5);
       expect(await deletePrefix(fleet.prefix)).toBeGreaterThan(0); // Redis lost its data
-      await fleet.worker('c');
       const before = await jobWhen(api.url, created.id, (job) => job.completed >= COUNT * 0.67);
       expect(before.completed).toBeLessThan(COUNT); // every fault fell mid-job
       // SIGTERM: the worker finishes its chunks and stops cleanly.

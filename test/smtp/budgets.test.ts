@@ -219,7 +219,8 @@ describe('a tarpit that never greets', () => {
 
   it.each([
     ['its greeting timeout ends first', { timeoutMs: 3000, connectTimeoutMs: 300 }],
-    ['the budget would end first', { timeoutMs: 600 }],
+    // Long enough to reach the connection on a loaded machine, shorter than the greeting timeout (30 s).
+    ['the budget would end first', { timeoutMs: 2500, connectTimeoutMs: 30_000 }],
   ])('is mail_server_did_not_respond when %s', async (_, budget) => {
     const verifier = createVerifier({ ...tarpit, ...budget, smtpPort: rawPort });
     try {
