@@ -54,7 +54,8 @@ export interface StoreWrites {
   waiting(job: LiveJob, retry: StoredRetry): void;
   /**
    * Hands results accounted for in the job's counts (`bytes` of them, by {@link resultBytes}) to the store, or
-   * keeps them for the next commit (then it returns nothing to wait for).
+   * keeps them for the next commit (then it returns nothing to wait for). It takes the arrays over: the caller
+   * never changes them afterwards.
    */
   write(
     job: LiveJob,
@@ -64,8 +65,11 @@ export interface StoreWrites {
   ): Promise<void> | undefined;
   /** Saves the changed record of a job whose store works (with the results kept for it, in one commit). */
   save(job: LiveJob): Promise<void>;
-  /** Adds the results in memory that the store may not have yet to `into` (by position). */
-  unwritten(job: LiveJob, into: Map<number, VerificationResult>): void;
+  /**
+   * Adds to `into` (by position) the results of the `wanted` positions among those in memory that the store may
+   * not have yet. Only what is wanted is copied: the results waiting for a commit can be thousands.
+   */
+  unwritten(job: LiveJob, wanted: ReadonlySet<number>, into: Map<number, VerificationResult>): void;
   /** The stored results at the distinct `positions`. */
   storedAt(job: LiveJob, positions: readonly number[]): Promise<(VerificationResult | undefined)[]>;
   /** True when the store is behind on the job's results: it takes no new work until a flush ends. */
@@ -183,9 +187,15 @@ export function durableResults(
         return undefined;
       }
       const commit = pendingOf(job);
-      for (let i = 0; i < positions.length; i++) {
-        commit.positions.push(positions[i]!);
-        commit.results.push(results[i]!);
+      if (commit.positions.length === 0) {
+        // Taken over as they are: a flush's batch is most of a commit, and copying it made garbage of its size.
+        commit.positions = positions;
+        commit.results = results;
+      } else {
+        for (let i = 0; i < positions.length; i++) {
+          commit.positions.push(positions[i]!);
+          commit.results.push(results[i]!);
+        }
       }
       commit.bytes += bytes;
       return undefined;
@@ -201,10 +211,13 @@ export function durableResults(
         context.storeFailed(job, 'write results', error);
       }
     },
-    unwritten(job, into) {
+    unwritten(job, wanted, into) {
       const commit = pending.get(job);
       if (commit === undefined) return;
-      for (let k = 0; k < commit.positions.length; k++) into.set(commit.positions[k]!, commit.results[k]!);
+      const { positions, results } = commit;
+      for (let k = 0; k < positions.length; k++) {
+        if (wanted.has(positions[k]!)) into.set(positions[k]!, results[k]!);
+      }
     },
     storedAt: (job, positions) => store.getResultsAt(job.id, positions),
     backlogged: (job) => job.bufferBytes + (pending.get(job)?.bytes ?? 0) >= bounds.maxUnwrittenBytes,
@@ -370,15 +383,25 @@ export class ResultSink {
 
   /** Fills duplicates of addresses whose result was final already when they were added. */
   async #copy(job: LiveJob, pairs: readonly number[]): Promise<void> {
-    // Results still in memory: refused by the store, or final while this flush ran (still buffered).
-    const local = new Map<number, VerificationResult>(job.unsaved ?? []);
-    this.#writes.unwritten(job, local);
-    for (let k = 0; k < job.bufferPositions.length; k++)
-      local.set(job.bufferPositions[k]!, job.bufferResults[k]!);
-    const missing: number[] = [];
-    for (let i = 0; i < pairs.length; i += 2) if (!local.has(pairs[i]!)) missing.push(pairs[i]!);
+    const wanted = new Set<number>();
+    for (let i = 0; i < pairs.length; i += 2) wanted.add(pairs[i]!);
+    // Results still in memory, of the wanted positions only: refused by the store, waiting for a commit, or final
+    // while this flush ran (still buffered). A later source wins, as one position has one final result.
+    const local = new Map<number, VerificationResult>();
+    if (job.unsaved !== null) {
+      for (const position of wanted) {
+        const result = job.unsaved.get(position);
+        if (result !== undefined) local.set(position, result);
+      }
+    }
+    this.#writes.unwritten(job, wanted, local);
+    const buffered = job.bufferPositions;
+    for (let k = 0; k < buffered.length; k++) {
+      if (wanted.has(buffered[k]!)) local.set(buffered[k]!, job.bufferResults[k]!);
+    }
+    const distinct: number[] = [];
+    for (const position of wanted) if (!local.has(position)) distinct.push(position);
     const stored = new Map<number, VerificationResult | undefined>();
-    const distinct = [...new Set(missing)];
     try {
       if (distinct.length > 0) {
         const found = await this.#writes.storedAt(job, distinct);

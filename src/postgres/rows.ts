@@ -101,25 +101,79 @@ export function texts(results: readonly VerificationResult[]): string[] {
   });
 }
 
-/** Results serialised between two event-loop turns at most, in {@link joinedTextsInSlices}. */
+/** Results serialised between two event-loop turns at most, in {@link resultColumnsInSlices}. */
 const TEXTS_SLICE = 256;
 
+/** A commit's results as the three texts the store's statements split on the server. */
+export interface ResultColumns {
+  /** The positions joined by `,`. */
+  readonly list: string;
+  /** The statuses joined by `,`. */
+  readonly statuses: string;
+  /** The results' JSON texts ({@link texts}) joined by `\n`. */
+  readonly joined: string;
+}
+
 /**
- * {@link texts} joined by `\n`, with an event-loop turn whenever `budgetMs` of serialising is spent: a commit holds
- * about a megabyte of results (a few thousand), whose JSON took 10-40 ms in one piece. Each slice is joined as it
- * is serialised: a text built by concatenation is a tree of pieces that a join copies out one by one, and a commit's
- * texts joined in one call held the loop for 20-90 ms; the slices' joins copy flat strings, about a millisecond.
+ * The columns of a commit's results, built slice by slice, with an event-loop turn whenever `budgetMs` of work is
+ * spent: a commit holds one to a few megabytes of results (thousands), whose JSON took 10-40 ms in one piece, and
+ * whose positions and statuses joined in one call another few milliseconds. Each slice is joined as it is made: a
+ * text built by concatenation is a tree of pieces that a join copies out one by one, and a commit's texts joined in
+ * one call held the loop for 20-90 ms; the slices' joins copy flat strings, about a millisecond.
  */
-export async function joinedTextsInSlices(
+export async function resultColumnsInSlices(
+  positions: readonly number[],
   results: readonly VerificationResult[],
   budgetMs: number,
-): Promise<string> {
-  if (results.length <= TEXTS_SLICE) return texts(results).join('\n');
+): Promise<ResultColumns> {
+  const statusOf = (result: VerificationResult): string => result.status;
+  if (results.length <= TEXTS_SLICE) {
+    return {
+      list: positions.join(','),
+      statuses: results.map(statusOf).join(','),
+      joined: texts(results).join('\n'),
+    };
+  }
   const budget = new TurnBudget(budgetMs);
+  const lists: string[] = [];
+  const statuses: string[] = [];
   const parts: string[] = [];
   for (let at = 0; at < results.length; at += TEXTS_SLICE) {
     if (at > 0 && budget.spent()) await budget.turn();
-    parts.push(texts(results.slice(at, at + TEXTS_SLICE)).join('\n'));
+    const slice = results.slice(at, at + TEXTS_SLICE);
+    lists.push(positions.slice(at, at + TEXTS_SLICE).join(','));
+    statuses.push(slice.map(statusOf).join(','));
+    parts.push(texts(slice).join('\n'));
   }
-  return parts.join('\n');
+  return { list: lists.join(','), statuses: statuses.join(','), joined: parts.join('\n') };
+}
+
+/**
+ * Parses the result texts `byPosition` holds of `positions` (in order; `undefined` where it holds none), each
+ * distinct text once, with an event-loop turn whenever `budgetMs` of parsing is spent: the duplicates a commit
+ * fills from the store are a few thousand results, whose parse in one piece held the loop for tens of milliseconds.
+ */
+export async function parsedInSlices(
+  positions: readonly number[],
+  byPosition: ReadonlyMap<number, string>,
+  budgetMs: number,
+): Promise<(VerificationResult | undefined)[]> {
+  const budget = new TurnBudget(budgetMs);
+  const parsed = new Map<number, VerificationResult>();
+  const found: (VerificationResult | undefined)[] = [];
+  for (let i = 0; i < positions.length; i++) {
+    if ((i & (TEXTS_SLICE - 1)) === TEXTS_SLICE - 1 && budget.spent()) await budget.turn();
+    const position = positions[i]!;
+    const text = byPosition.get(position);
+    let result: VerificationResult | undefined;
+    if (text !== undefined) {
+      result = parsed.get(position);
+      if (result === undefined) {
+        result = JSON.parse(text) as VerificationResult;
+        parsed.set(position, result);
+      }
+    }
+    found.push(result);
+  }
+  return found;
 }

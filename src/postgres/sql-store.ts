@@ -19,9 +19,10 @@ import {
   INPUT_CHUNK,
   inputChunk,
   insertInputsSql,
-  joinedTextsInSlices,
   num,
+  parsedInSlices,
   recordOfRow,
+  resultColumnsInSlices,
   sourceColumn,
   texts,
 } from './rows.js';
@@ -48,7 +49,10 @@ export interface SqlStoreOptions {
 
 const NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 const UNFINISHED = `status IN ('queued', 'processing')`;
-/** The longest stretch of `putInputs`, `putResults` or `getInputs` work without an event-loop turn, in milliseconds. */
+/**
+ * The longest stretch of `putInputs`, `putResults`, `getInputs` or `getResultsAt` work without an event-loop turn, in
+ * milliseconds.
+ */
 const INPUT_SLICE_MS = 5;
 /** SQLSTATE of a duplicate key. */
 const UNIQUE_VIOLATION = '23505';
@@ -326,10 +330,8 @@ export async function openSqlStore(
 
     async putResults(id, positions, results, commit?: ResultCommit) {
       if (positions.length !== results.length) throw new RangeError('positions and results differ in length');
-      const list = positions.join(',');
-      const statuses = results.map((result) => result.status).join(',');
-      // One text per column, split on the server: cheap for the client (serialised in slices: a commit is ~1 MiB).
-      const joined = await joinedTextsInSlices(results, INPUT_SLICE_MS);
+      // One text per column, split on the server: cheap for the client (built in slices: a commit is 1-4 MiB).
+      const { list, statuses, joined } = await resultColumnsInSlices(positions, results, INPUT_SLICE_MS);
       const retries = commit?.retries ?? [];
       const retryColumns = [
         retries.map((retry) => retry.position),
@@ -390,17 +392,7 @@ export async function openSqlStore(
       );
       const byPosition = new Map<number, string>();
       for (const row of rows) byPosition.set(num(row.position), row.result as string);
-      const parsed = new Map<number, VerificationResult>();
-      return positions.map((position) => {
-        const text = byPosition.get(position);
-        if (text === undefined) return undefined;
-        let result = parsed.get(position);
-        if (result === undefined) {
-          result = JSON.parse(text) as VerificationResult;
-          parsed.set(position, result);
-        }
-        return result;
-      });
+      return parsedInSlices(positions, byPosition, INPUT_SLICE_MS);
     },
 
     async finalPositions(id) {
