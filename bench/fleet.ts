@@ -7,13 +7,15 @@
  * Run: npm run bench -- fleet
  *      npx tsx bench/fleet.ts [--addresses 8000] [--domains 64] [--mx-hosts 8] [--delay-ms 10] [--per-mx 2]
  *                             [--workers 1,2,4] [--offline] [--rounds 1] [--against=<git ref>]
+ *                             [--chunk-size <runner chunkSize>] [--concurrency <worker concurrency>]
  * `--offline`: no DNS, no SMTP (the address mix of bench/mix.ts), and the in-process job on PostgreSQL (a schema
  * of its own), as the fleet's is: what a fleet costs per address around verification. `--against=<ref>` runs every
  * row with the code of this checkout and of `ref` (each compiled with tsc, bench/compile.ts), interleaved over
  * `--rounds` rounds; figures are medians. Fleet rows print their workers' split: the share of their chunks' time
  * spent verifying, in the store (reading the chunk's state, committing), and in Redis after the commit (events,
  * pace, retries), with the number of chunks and their mean size (BullMQ's own taking and acknowledging of a chunk
- * is in none of them).
+ * is in none of them), and under it each worker's share of the job over time (bench/fleet-shares.ts): its chunks,
+ * addresses, when it first and last worked, and the part of the wall time every worker was at work.
  * Needs Redis and PostgreSQL: MAILVET_BENCH_REDIS_URL (else MAILVET_TEST_REDIS_URL, else redis://127.0.0.1:6379)
  * and MAILVET_BENCH_POSTGRES_URL (else MAILVET_TEST_POSTGRES_URL, else postgres://postgres@127.0.0.1:5432/test).
  * Goals (issue 30): 4 workers >= 3x the throughput of 1 worker while the MX limit binds (the 40 ms shape); 1 worker
@@ -40,6 +42,7 @@ import { DEFAULTS } from '../src/options.js';
 import type { postgresStore as PostgresStore } from '../src/postgres/pg.js';
 import { DEFAULT_PIPELINE_DEPTH } from '../src/smtp/pool.js';
 import { buildCheckout, buildRef, type Code, REPO } from './compile.js';
+import { type Share, type Span, shareLines, shareOf } from './fleet-shares.js';
 import { addressMix } from './mix.js';
 import { type NetworkFixture, sessionBoundMs, startNetworkFixture } from './network-fixture.js';
 
@@ -54,9 +57,21 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     offline: { type: 'boolean', default: false },
     against: { type: 'string' },
+    'chunk-size': { type: 'string' },
+    concurrency: { type: 'string' },
   },
 });
-const integer = (name: 'addresses' | 'domains' | 'mx-hosts' | 'delay-ms' | 'per-mx' | 'rounds') => {
+const integer = (
+  name:
+    | 'addresses'
+    | 'domains'
+    | 'mx-hosts'
+    | 'delay-ms'
+    | 'per-mx'
+    | 'rounds'
+    | 'chunk-size'
+    | 'concurrency',
+) => {
   const value = Number(values[name]);
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
   return value;
@@ -72,6 +87,9 @@ const rounds = integer('rounds');
 const offline = values.offline;
 const against = values.against;
 const fleets = values.workers.split(',').map(Number);
+/** The runner's `chunkSize` and the workers' `concurrency` when given (else their defaults). */
+const runnerTuning = values['chunk-size'] === undefined ? {} : { chunkSize: integer('chunk-size') };
+const workerTuning = values.concurrency === undefined ? {} : { concurrency: integer('concurrency') };
 const redisUrl =
   process.env.MAILVET_BENCH_REDIS_URL ?? process.env.MAILVET_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const postgresUrl =
@@ -174,7 +192,11 @@ const place = () => ({
 /** What a row measured. */
 interface Measure {
   readonly wallMs: number;
+  /** CPU time of the verifying processes (the in-process child, or the workers), in milliseconds. */
+  readonly cpuMs: number;
   readonly split?: Split | undefined;
+  /** Each worker's share of the job (fleet rows). */
+  readonly shares?: readonly Share[] | undefined;
 }
 
 /** The summed split of a fleet's workers. */
@@ -192,7 +214,7 @@ async function inProcess(side: Side): Promise<Measure> {
   const store = offline ? { postgres: postgresUrl, schema } : {};
   try {
     const run = child({ ...base, code: side.code, mode: 'in-process', emailsFile, ...store });
-    return { wallMs: (JSON.parse(await run.line(0)) as { wallMs: number }).wallMs };
+    return JSON.parse(await run.line(0)) as { wallMs: number; cpuMs: number };
   } finally {
     if (offline) await dropSchema(schema);
   }
@@ -202,7 +224,10 @@ async function fleet(side: Side, workers: number): Promise<Measure> {
   const api = await apiModules(side.code);
   const { schema, prefix } = place();
   const store = await api.postgresStore({ connectionString: postgresUrl, schema });
-  const jobs = new api.BulkJobManager({ store, runner: api.bullmqRunner({ connection: redisUrl, prefix }) });
+  const jobs = new api.BulkJobManager({
+    store,
+    runner: api.bullmqRunner({ connection: redisUrl, prefix, ...runnerTuning }),
+  });
   const children: Child[] = [];
   try {
     await jobs.opened();
@@ -211,6 +236,7 @@ async function fleet(side: Side, workers: number): Promise<Measure> {
         ...base,
         code: side.code,
         mode: 'worker',
+        ...workerTuning,
         redis: redisUrl,
         prefix,
         postgres: postgresUrl,
@@ -226,6 +252,7 @@ async function fleet(side: Side, workers: number): Promise<Measure> {
       wake();
     });
     const started = performance.now();
+    const startedAt = performance.timeOrigin + started;
     const job = await jobs.create({ autoStart: false });
     for (let at = 0; at < emails.length; at += 100_000)
       await jobs.add(job.id, emails.slice(at, at + 100_000));
@@ -237,18 +264,24 @@ async function fleet(side: Side, workers: number): Promise<Measure> {
     const splits = await Promise.all(
       children.map(async (run) => {
         run.process.kill('SIGTERM');
-        return JSON.parse(await run.line(1)) as Split;
+        return JSON.parse(await run.line(1)) as Split & { spans?: Span[]; cpuMs: number };
       }),
     );
-    const split = splits.reduce((sum, one) => ({
-      chunks: sum.chunks + one.chunks,
-      addresses: sum.addresses + one.addresses,
-      verifyMs: sum.verifyMs + one.verifyMs,
-      storeMs: sum.storeMs + one.storeMs,
-      queueMs: sum.queueMs + one.queueMs,
-      split: sum.split && one.split,
-    }));
-    return { wallMs, split };
+    const shares = splits.map((one) => shareOf(one.spans ?? [], startedAt));
+    const split = splits.reduce<Split>(
+      (sum, one) => ({
+        chunks: sum.chunks + one.chunks,
+        addresses: sum.addresses + one.addresses,
+        verifyMs: sum.verifyMs + one.verifyMs,
+        storeMs: sum.storeMs + one.storeMs,
+        queueMs: sum.queueMs + one.queueMs,
+        // A worker that took no chunk tells nothing either way.
+        split: one.chunks === 0 ? sum.split : sum.split && one.split,
+      }),
+      { chunks: 0, addresses: 0, verifyMs: 0, storeMs: 0, queueMs: 0, split: true },
+    );
+    const cpuMs = splits.reduce((sum, one) => sum + one.cpuMs, 0);
+    return { wallMs, cpuMs, split, shares };
   } finally {
     for (const run of children) {
       if (run.process.exitCode !== null) continue;
@@ -418,6 +451,16 @@ for (const side of sides) {
     console.log(
       `${row.runner.padEnd(22)} ${(wallMs / 1000).toFixed(2).padStart(6)}  ${rate(wallMs).toFixed(0).padStart(7)}  ${vsOne.padStart(12)}  ${vsIn.padStart(14)}  ${(bound === undefined ? '-' : (bound / 1000).toFixed(2)).padStart(11)}  ${(bound === undefined ? '-' : `${(wallMs / bound).toFixed(2)}x`).padStart(13)}  ${cpu.padStart(9)}   ${split.padStart(22)}  ${chunks.padStart(7)}  ${size.padStart(10)}`,
     );
+    const walls = row.measures.map((measure) => (measure.wallMs / 1000).toFixed(2)).join(', ');
+    const cpuPerK = median(row.measures.map((measure) => measure.cpuMs)) / (emails.length / 1000);
+    console.log(
+      `    walls of the rounds ${walls} s; verifying processes' CPU ${cpuPerK.toFixed(0)} ms per 1,000 addresses`,
+    );
+    const lastMeasure = row.measures[row.measures.length - 1];
+    if (lastMeasure?.shares !== undefined && lastMeasure.shares.length > 0) {
+      console.log("    the last round's shares:");
+      for (const line of shareLines(lastMeasure.shares, lastMeasure.wallMs)) console.log(line);
+    }
   }
   const four = own.find((row) => row.runner === 'fleet, 4 workers');
   if (one !== undefined && four !== undefined) {
