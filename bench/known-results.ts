@@ -6,16 +6,24 @@
  *   empty  - known results on, nothing kept yet: the cost of looking up and keeping (must not be slower);
  *   after  - known results on, half of the list (every other address) verified just before, untimed: a list
  *            re-verified within the cache time, half of it seen.
- * Known results are kept in memory (`memoryKnownResults`) or, with `--store pglite`, in a PGlite job store's table
- * (a schema per run). Targets: `after` opens at most 55% of the SMTP sessions of `before` and takes at most 0.6x its
- * time (medians over rounds); every side ends with the same statuses.
+ * Known results are kept in memory (`memoryKnownResults`) or, with `--store pglite`, in a PGlite job store's table,
+ * the store opened as `mailvet serve --data DIR` opens it: `pgliteStore({ dataDir })` without `db`, so PGlite runs on
+ * a worker thread of its own, not on the verifier's thread, and writes its files (a new directory per run, copied
+ * from an initdb template). Each side run has a fresh, empty store and a fresh verifier; the store is opened before
+ * and closed after the timed part, which is the verifications alone (`runWorkload`); the after side's first half is
+ * verified, untimed, into the same store just before. Targets: `after` opens at most 55% of the SMTP sessions of
+ * `before` and takes at most 0.6x its time (medians over rounds); every side ends with the same statuses.
  * Run: npm run bench -- known-results   or   npx tsx bench/known-results.ts [--rounds 5] [--store memory|pglite]
  *      [--addresses 10000] [--domains 100] [--mx-hosts 5] [--delay-ms 10] [--in-flight 200] [--warm-up 2]
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { memoryKnownResults } from '../src/known/memory.js';
 import type { KnownResults } from '../src/known/types.js';
 import type { VerifyOptions } from '../src/options.js';
+import { pgliteDataDir } from '../test/support/pglite-template.js';
 import { runWorkload, startNetworkFixture, type WorkloadReport } from './network-fixture.js';
 
 const { values } = parseArgs({
@@ -49,21 +57,27 @@ const rounds = integer('rounds');
 const warmUp = integer('warm-up', 0);
 const half = fixture.emails.filter((_, index) => index % 2 === 0);
 
-/** A fresh, empty known-results store per run (a new schema on the one PGlite for `--store pglite`). */
+/**
+ * A fresh, empty known-results store per side run, opened before and closed after the timed part (`runWorkload`
+ * times only the verifications): memory, or with `--store pglite` a PGlite job store opened as `mailvet serve --data
+ * DIR` opens it (`pgliteStore({ dataDir })`, no `db`: PGlite on a worker thread of its own, its files in a new
+ * directory copied from an initdb template, removed after the run).
+ */
 const pglite = storeKind === 'pglite' ? await import('../src/postgres/index.js') : undefined;
-const sharedDb =
-  pglite === undefined ? undefined : await (await import('@electric-sql/pglite')).PGlite.create();
-let schemas = 0;
 async function emptyKnownResults(): Promise<{ known: KnownResults; close(): Promise<void> }> {
-  if (pglite === undefined || sharedDb === undefined)
-    return { known: memoryKnownResults(), close: async () => {} };
-  const store = await pglite.pgliteStore({ db: sharedDb, schema: `known_bench_${schemas++}` });
+  if (pglite === undefined) return { known: memoryKnownResults(), close: async () => {} };
+  const dataDir = await pgliteDataDir(await mkdtemp(join(tmpdir(), 'mailvet-known-bench-')));
+  const store = await pglite.pgliteStore({ dataDir });
   const known = store.knownResults({ sweepIntervalMs: 0 });
   return {
     known,
     async close() {
-      known.close();
-      await store.close?.();
+      try {
+        await known.close();
+        await store.close?.();
+      } finally {
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }
@@ -71,7 +85,7 @@ async function emptyKnownResults(): Promise<{ known: KnownResults; close(): Prom
 console.log(
   `known-results: ${fixture.shape.addresses} addresses, ${fixture.shape.domains} domains, ${fixture.shape.mxHosts} ` +
     `scripted mail hosts on 127.0.0.x, ${fixture.shape.delayMs} ms before every reply, ${inFlight} in flight, ` +
-    `known results in ${storeKind === 'pglite' ? 'a PGlite job store' : 'memory'}; "after" has ${half.length} ` +
+    `known results in ${storeKind === 'pglite' ? 'a PGlite job store (on its own thread, in a data directory)' : 'memory'}; "after" has ${half.length} ` +
     `of the addresses (every other one) verified just before; ${rounds} rounds, sides interleaved`,
 );
 
@@ -118,7 +132,6 @@ for (let round = 0; round < rounds; round++) {
   console.log(`round ${round + 1}: ${line.join(', ')} (${order[0]} first)`);
 }
 await fixture.close();
-await sharedDb?.close();
 
 function median(list: readonly number[]): number {
   const sorted = list.toSorted((a, b) => a - b);

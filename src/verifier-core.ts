@@ -11,7 +11,7 @@ import { createCheckState, type KnownResultsCall } from './checks/state.js';
 import type { Check, CheckOutcome, CheckState } from './checks/types.js';
 import type { ProberFactory } from './contracts/prober.js';
 import { MailvetError, OptionsError } from './errors.js';
-import { rememberingCheck } from './known/check.js';
+import { knownResultsChecks } from './known/check.js';
 import type { VerifierObserver } from './observer.js';
 import {
   applyBudget,
@@ -56,15 +56,18 @@ export function trimInput(input: string): string {
   return input.replace(EDGE_SPACE, '');
 }
 
-function checksOf(options: ResolvedOptions): readonly Check[] {
+/** The checks `options` run, in order, before known results wrap any. */
+function enabledChecks(options: ResolvedOptions): readonly Check[] {
   const all = options.checks ?? DEFAULT_CHECKS;
-  const checks =
-    options.disableChecks.size === 0 ? all : all.filter((check) => !options.disableChecks.has(check.name));
+  return options.disableChecks.size === 0
+    ? all
+    : all.filter((check) => !options.disableChecks.has(check.name));
+}
+
+function checksOf(options: ResolvedOptions): readonly Check[] {
+  const checks = enabledChecks(options);
   const known = options.knownResults;
-  if (known === undefined) return checks;
-  return checks.map((check) =>
-    check.name === 'smtp' ? rememberingCheck(check, known, options.knownResultsTtl) : check,
-  );
+  return known === undefined ? checks : knownResultsChecks(checks, known, options.knownResultsTtl);
 }
 
 function toResult(state: CheckState, verdict: Verdict): VerificationResult {
@@ -253,7 +256,7 @@ export function createCoreVerifier(
   // `mailvet verify --no-dns`); its first verifications wait for it before their budget starts, so that loading
   // code never counts as a mail server's time.
   let loading: Promise<void> | undefined =
-    options.dns && options.smtp && checks.includes(smtpCheck)
+    options.dns && options.smtp && enabledChecks(options).includes(smtpCheck)
       ? Promise.all([preloadSmtpCheck(), probing.preload()]).then(() => {
           loading = undefined;
         })

@@ -1,9 +1,11 @@
 /**
- * Known results asked for together: the `get` and `set` calls made in one turn of the event loop go to the store as
- * one call each, so a bulk chunk's verifications cost one round trip to a shared store, not one per address.
+ * Known results asked for together: the `get` and `set` calls made in one turn of the event loop (or while the
+ * store answers an earlier lookup) go to the store as one call each, so a bulk chunk's verifications cost one round
+ * trip to a shared store, not one per address.
  * @module
  */
 import { OptionsError } from '../errors.js';
+import { nextTurn } from '../turn.js';
 import type { KnownEntry, KnownResult, KnownResults } from './types.js';
 
 /** Most keys (or entries) in one call to the wrapped store. */
@@ -18,15 +20,19 @@ interface Waiter<T> {
 export interface BatchOptions {
   /**
    * How long calls are collected before they go to the store, in milliseconds (0-1000): `0` merges the calls of one
-   * event-loop turn; a few milliseconds merge a bulk chunk's verifications, which reach the SMTP check over several
-   * turns, into far fewer queries. A batch of {@link MAX_BATCH} goes at once. @default 0
+   * event-loop turn (`setImmediate` where the runtime has it: a 0 ms timer waits at least 1 ms in Node); a few
+   * milliseconds merge more calls into fewer queries, but each lookup waits that long. A batch of
+   * {@link MAX_BATCH} goes at once. @default 0
    */
   readonly windowMs?: number;
 }
 
 /**
- * Wraps `inner` so that the calls made within `windowMs` (by default, before the next macrotask) are merged into
+ * Wraps `inner` so that the calls made within `windowMs` (by default, those of one event-loop turn) are merged into
  * batches of at most {@link MAX_BATCH} keys or entries; each caller gets its own keys' answer (or the batch's error).
+ * One batch of lookups is with `inner` at a time: the keys asked meanwhile go together as soon as it has answered
+ * (so a busy store gets fewer, larger queries instead of a queue of small ones). A lookup goes after every write
+ * handed to `inner` before it has ended (read your writes).
  * @example
  * const shared = batchedKnownResults(storeKnownResults, { windowMs: 5 });
  */
@@ -37,8 +43,14 @@ export function batchedKnownResults(inner: KnownResults, options: BatchOptions =
   }
   let gets: { keys: readonly string[]; waiter: Waiter<ReadonlyMap<string, KnownResult>> }[] = [];
   let sets: { entries: readonly KnownEntry[]; waiter: Waiter<void> }[] = [];
+  let getKeys = 0;
+  let setEntries = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let pending = 0;
+  let turnAwaited = false;
+  /** A batch of lookups is with `inner`. */
+  let reading = false;
+  /** Settles once every write handed to `inner` so far has ended (written or failed). */
+  let written: Promise<unknown> = Promise.resolve();
 
   async function flushGets(batch: typeof gets): Promise<void> {
     const keys = [...new Set(batch.flatMap((call) => call.keys))];
@@ -75,20 +87,35 @@ export function batchedKnownResults(inner: KnownResults, options: BatchOptions =
   function flush(): void {
     if (timer !== undefined) clearTimeout(timer);
     timer = undefined;
-    pending = 0;
-    const g = gets;
-    const s = sets;
+    if (sets.length > 0) {
+      const batch = sets;
+      sets = [];
+      setEntries = 0;
+      written = Promise.all([written, flushSets(batch)]); // flushSets never rejects
+    }
+    if (gets.length === 0 || reading) return; // the keys go when the lookup under way has answered
+    const batch = gets;
     gets = [];
-    sets = [];
+    getKeys = 0;
+    reading = true;
     // Writes first, then reads: a verdict kept before a lookup of the same key is found by it (read your writes).
-    const written = s.length > 0 ? flushSets(s) : Promise.resolve();
-    if (g.length > 0) void written.then(() => flushGets(g));
+    const answered = () => {
+      reading = false;
+      if (gets.length > 0) flush();
+    };
+    void written.then(() => flushGets(batch)).then(answered, answered);
   }
 
-  function schedule(size: number): void {
-    pending += size;
-    if (pending >= MAX_BATCH) flush();
-    else timer ??= setTimeout(flush, windowMs);
+  function schedule(): void {
+    if (getKeys >= MAX_BATCH || setEntries >= MAX_BATCH) flush();
+    else if (windowMs > 0) timer ??= setTimeout(flush, windowMs);
+    else if (!turnAwaited) {
+      turnAwaited = true;
+      void nextTurn().then(() => {
+        turnAwaited = false;
+        flush();
+      });
+    }
   }
 
   return {
@@ -96,13 +123,15 @@ export function batchedKnownResults(inner: KnownResults, options: BatchOptions =
     get(keys) {
       return new Promise((resolve, reject) => {
         gets.push({ keys, waiter: { resolve, reject } });
-        schedule(keys.length);
+        getKeys += keys.length;
+        schedule();
       });
     },
     set(entries) {
       return new Promise((resolve, reject) => {
         sets.push({ entries, waiter: { resolve, reject } });
-        schedule(entries.length);
+        setEntries += entries.length;
+        schedule();
       });
     },
   };

@@ -20,7 +20,8 @@ export interface StoreKnownResultsOptions {
   readonly clock?: Clock;
   /**
    * How long lookups are collected into one query, in milliseconds (0-1000): `0` merges those of one event-loop
-   * turn. A lookup waits this long before its query (writes are gathered by `writeDelayMs`). @default 0
+   * turn. A lookup waits this long before its query; one query of lookups runs at a time, and the lookups asked
+   * meanwhile go in the next (writes are gathered by `writeDelayMs`, and never hold a lookup up). @default 0
    */
   readonly batchWindowMs?: number;
   /**
@@ -68,8 +69,8 @@ export interface StoreKnownResults extends KnownResults {
 /** A job store that can keep known results in its database (`pgliteStore`, `postgresStore`). */
 export interface KnownResultsHost {
   /**
-   * Known results in this store's database: `get` and `set` calls of one event-loop turn are batched into one
-   * query each. Throws an `OptionsError` naming a bad option.
+   * Known results in this store's database: lookups of one event-loop turn are batched into one query (see
+   * `batchWindowMs`), writes gathered behind (`writeDelayMs`). Throws an `OptionsError` naming a bad option.
    */
   knownResults(options?: StoreKnownResultsOptions): StoreKnownResults;
 }
@@ -155,23 +156,27 @@ export function sqlKnownResults(
       return found;
     },
     async set(entries) {
-      if (entries.length === 0) return;
-      const latest = lastPerKey(entries);
-      await driver.query(
-        `INSERT INTO ${table} (key, verdict, checked_at, expires_at)
-         SELECT key, verdict, checked_at, checked_at + ttl
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS t(key, verdict, checked_at, ttl)
-         ON CONFLICT (key) DO UPDATE SET verdict = excluded.verdict, checked_at = excluded.checked_at,
-           expires_at = excluded.expires_at`,
-        [
-          latest.map((entry) => entry.key),
-          latest.map((entry) => JSON.stringify(entry.verdict)),
-          latest.map((entry) => entry.checkedAt),
-          latest.map((entry) => entry.ttlMs),
-        ],
-      );
+      for (let i = 0; i < entries.length; i += MAX_BATCH) await upsert(entries.slice(i, i + MAX_BATCH));
     },
   };
+
+  /** Writes at most {@link MAX_BATCH} entries in one statement. */
+  async function upsert(entries: readonly KnownEntry[]): Promise<void> {
+    const latest = lastPerKey(entries);
+    await driver.query(
+      `INSERT INTO ${table} (key, verdict, checked_at, expires_at)
+       SELECT key, verdict, checked_at, checked_at + ttl
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS t(key, verdict, checked_at, ttl)
+       ON CONFLICT (key) DO UPDATE SET verdict = excluded.verdict, checked_at = excluded.checked_at,
+         expires_at = excluded.expires_at`,
+      [
+        latest.map((entry) => entry.key),
+        latest.map((entry) => JSON.stringify(entry.verdict)),
+        latest.map((entry) => entry.checkedAt),
+        latest.map((entry) => entry.ttlMs),
+      ],
+    );
+  }
 
   async function sweep(): Promise<number> {
     const rows = await driver.query(`DELETE FROM ${table} WHERE expires_at <= $1 RETURNING 1 AS gone`, [
@@ -188,12 +193,19 @@ export function sqlKnownResults(
   }
   arm();
 
-  const behind = writeBehind(batchedKnownResults(direct, { windowMs }), {
-    delayMs: writeDelayMs,
-    batchEntries: MAX_BATCH,
-    maxBytes: WAITING_BYTES,
-    clock,
-  });
+  const lookups = batchedKnownResults(direct, { windowMs });
+  // Writes go to the table as writeBehind gathers them (1,000 rows a statement, one statement at a time), not through
+  // the lookups' batches: a lookup never waits behind a write. It still finds the verdicts kept here: writeBehind
+  // answers those that wait or are being written.
+  const behind = writeBehind(
+    { get: (keys) => lookups.get(keys), set: (entries) => direct.set(entries) },
+    {
+      delayMs: writeDelayMs,
+      batchEntries: MAX_BATCH,
+      maxBytes: WAITING_BYTES,
+      clock,
+    },
+  );
   const known =
     localEntries === 0
       ? behind

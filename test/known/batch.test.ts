@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { batchedKnownResults, MAX_BATCH } from '../../src/known/batch.js';
 import { memoryKnownResults } from '../../src/known/memory.js';
 import type { KnownEntry, KnownResults } from '../../src/known/types.js';
+import { nextTurn } from '../../src/turn.js';
+import { deferred } from '../support/deferred.js';
+import { waitFor } from '../support/wait-for.js';
 import { VALID } from './support.js';
 
 /** A memory store that records the size of every call it gets. */
@@ -62,6 +65,36 @@ describe('batchedKnownResults', () => {
     for (const windowMs of [-1, 1.5, 1001, Number.NaN]) {
       expect(() => batchedKnownResults(known, { windowMs })).toThrow(/windowMs must be an integer 0-1000/);
     }
+  });
+
+  it('keeps one batch of lookups with the store: the keys asked meanwhile go together once it answers', async () => {
+    const inner = memoryKnownResults();
+    await inner.set([entry(1), entry(2)]);
+    const gets: (readonly string[])[] = [];
+    const answers: (() => void)[] = [];
+    const gated: KnownResults = {
+      get(keys) {
+        gets.push(keys);
+        const answer = deferred();
+        answers.push(answer.resolve);
+        return answer.promise.then(() => inner.get(keys));
+      },
+      set: (entries) => inner.set(entries),
+    };
+    const batched = batchedKnownResults(gated);
+    const first = batched.get([entry(1).key]);
+    await waitFor(() => gets.length === 1, { intervalMs: 0 });
+    const later = [batched.get([entry(2).key]), batched.get([entry(3).key])];
+    const third = batched.get([entry(2).key]);
+    await nextTurn(); // the window has passed: still one call, the first is not answered yet
+    expect(gets).toEqual([[entry(1).key]]);
+    answers[0]!();
+    expect((await first).has(entry(1).key)).toBe(true);
+    await waitFor(() => gets.length === 2, { intervalMs: 0 });
+    expect(gets[1]).toEqual([entry(2).key, entry(3).key]);
+    answers[1]!();
+    const sizes = (await Promise.all([...later, third])).map((found) => found.size);
+    expect(sizes).toEqual([1, 0, 1]);
   });
 
   it("rejects every caller of a batch with the store's error", async () => {

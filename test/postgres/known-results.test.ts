@@ -2,7 +2,9 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OptionsError } from '../../src/errors.js';
 import { type KnownVerdict, knownKey } from '../../src/known/types.js';
+import type { SqlDriver } from '../../src/postgres/driver.js';
 import { pgliteStore, postgresStore } from '../../src/postgres/index.js';
+import { sqlKnownResults } from '../../src/postgres/known-results.js';
 import { knownResultsContract } from '../../src/testing/known-results-contract.js';
 import { FakeClock } from '../bulk/support.js';
 import {
@@ -13,6 +15,7 @@ import {
   sharedPglite,
   testSchema,
 } from '../support/databases.js';
+import { deferred } from '../support/deferred.js';
 
 beforeAll(openSharedPglite, PGLITE_OPEN_MS); // its start, not a test's own time
 
@@ -89,6 +92,35 @@ describe('the store sweep', () => {
     } finally {
       await db.query(`DROP SCHEMA ${schema} CASCADE`);
     }
+  });
+
+  it('answers lookups while a write is under way: a write never holds a lookup up', async () => {
+    const started = deferred();
+    const gate = deferred();
+    const driver: SqlDriver = {
+      async query(text) {
+        if (text.includes('INSERT')) {
+          started.resolve();
+          await gate.promise;
+        }
+        return [];
+      },
+      transaction: (work) => work(driver),
+      close: async () => {},
+    };
+    const known = sqlKnownResults(driver, 'mailvet', {
+      sweepIntervalMs: 0,
+      writeDelayMs: 0,
+      localEntries: 0,
+    });
+    const key = knownKey('', 'writing@x.test');
+    const written = known.set([{ key, verdict: VALID, checkedAt: Date.now(), ttlMs: 60_000 }]);
+    await started.promise;
+    expect((await known.get([key])).get(key)?.status).toBe('valid'); // from the write under way
+    expect((await known.get([knownKey('', 'other@x.test')])).size).toBe(0); // from the table, the write still waiting
+    gate.resolve();
+    await written;
+    await known.close();
   });
 
   it('refuses a bad sweep interval, naming it', async () => {
