@@ -51,8 +51,11 @@ export function notTriedError(lease: Lease, waitedMs: number, perMx: boolean): S
   );
 }
 
-/** Settles with `promise`, or rejects when the lease's budget is spent or its signal fires first. */
-export function within<T>(promise: Promise<T>, lease: Lease, now: () => number): Promise<T> {
+/**
+ * Settles with `promise`, or rejects when the lease's budget is spent (`graceMs` after its deadline) or its signal
+ * fires first. A grace lets a wait that honours the deadline itself end with its own, more telling error.
+ */
+export function within<T>(promise: Promise<T>, lease: Lease, now: () => number, graceMs = 0): Promise<T> {
   promise.catch(() => undefined);
   if (expired(lease, now())) return Promise.reject(leaseError(lease));
   return new Promise<T>((resolve, reject) => {
@@ -64,7 +67,7 @@ export function within<T>(promise: Promise<T>, lease: Lease, now: () => number):
       stop();
       reject(leaseError(lease));
     };
-    const timer = setTimeout(onAbort, Math.max(0, lease.deadline - now()));
+    const timer = setTimeout(onAbort, Math.max(0, lease.deadline + graceMs - now()));
     const unwatch = watchOptionalAbort(lease.signal, onAbort);
     promise.then(
       (value) => {

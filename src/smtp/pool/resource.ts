@@ -21,6 +21,14 @@ import type { Slots } from './slots.js';
 import type { StepKeeper } from './step.js';
 import type { Lease, PoolStats, RcptOutcome, RcptRequest, SessionFactory } from './types.js';
 
+/**
+ * How long past its lease's deadline a session's open may still end with its own error. The session factory holds
+ * its connect and its greeting to the same deadline, so at the deadline the open fails as what it was waiting for (a
+ * server that never greeted is `no_greeting`, not a spent budget) even when a loaded machine fires both timers in one
+ * turn; the lease's timer only bounds a factory that ignores the deadline.
+ */
+const OPEN_GRACE_MS = 250;
+
 /** The pool's limits that shape one connection's life. */
 export interface ResourceLimits {
   readonly maxRcpt: number;
@@ -137,6 +145,7 @@ export function connectionLife(context: ResourceContext): ConnectionLife {
         }),
         lease,
         now,
+        OPEN_GRACE_MS,
       );
     } catch (error) {
       counters.failed += 1;
