@@ -42,7 +42,9 @@
  * `--observed` adds a side with all that issue 29 added on at once (bench/http-observed.ts): prom-client metrics
  * fed by the verifier and every request, the request and error logs as `--logs` has them, and a key of the key
  * store (looked up, its digest checked, its record cached) in place of a `MAILVET_API_KEYS` key; its cost is
- * printed the same way. The CPU time per request is the figure to read on a shared machine.
+ * printed the same way. With `--against`, each of those sides also runs on the older build, its cost printed against
+ * that build's plain side: the cost before and after a change, in one run. The CPU time per request is the figure
+ * to read on a shared machine.
  *
  * `--rate=<requests/s>` offers every side the same fixed load (autocannon's `overallRate`) instead of as much as
  * one load-generating core can send. Flat out, the sides run at different rates: the ceiling, faster, finds its
@@ -81,10 +83,11 @@ const CONNECTIONS = 50;
 const LOGGED = 'mailvet createServer + request logs (pino JSON)';
 const OBSERVED = 'mailvet createServer + metrics, request logs, stored key';
 /** The sides compared with the plain mailvet side, by name: what they add. */
-const ADDED: Readonly<Record<string, string>> = {
-  [LOGGED]: 'request logs',
-  [OBSERVED]: 'metrics + logs + stored key',
-};
+/** A side that adds to a plain mailvet side of the same build: what it adds, and that plain side's index. */
+interface Added {
+  readonly what: string;
+  readonly plain: number;
+}
 
 /** The child: serves `mode` (`bare`, `hono` or `mailvet`) with the mailvet `code` given and prints its URL. */
 async function serve(mode: string, code: Code): Promise<void> {
@@ -301,13 +304,19 @@ async function main(): Promise<void> {
   const verifyPath = `/v1/verify?email=${encodeURIComponent(ADDRESS)}`;
   const made: string[] = [];
   const sides: Side[] = [];
+  /** The sides that add to a plain side, by their index. */
+  const added = new Map<number, Added>();
+  const addSide = async (name: string, mode: string, code: Code, plain: number, what: string) => {
+    added.set(sides.length, { what, plain });
+    sides.push(await startSide(name, mode, code, verifyPath));
+  };
   try {
     const old = against === undefined ? undefined : buildRef(against, made, MODULES); // first: a bad ref fails early
     const built = buildCheckout(made, MODULES);
     sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', built, '/'));
     sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', built, verifyPath));
-    if (logs) sides.push(await startSide(LOGGED, 'logged', built, verifyPath));
-    if (observed) sides.push(await startSide(OBSERVED, 'observed', built, verifyPath));
+    if (logs) await addSide(LOGGED, 'logged', built, 1, 'request logs');
+    if (observed) await addSide(OBSERVED, 'observed', built, 1, 'metrics + logs + stored key');
     if (sources) {
       const src: Code = { dir: join(REPO, 'src'), ext: 'ts' };
       sides.push(await startSide('mailvet createServer, sources under tsx', 'mailvet', src, verifyPath));
@@ -318,7 +327,15 @@ async function main(): Promise<void> {
       );
     if (hono)
       sides.push(await startSide('hono getRequestListener(createHandler())', 'hono', built, verifyPath));
-    if (old !== undefined) sides.push(await startSide(`mailvet at ${against}`, 'mailvet', old, verifyPath));
+    if (old !== undefined) {
+      const plainOld = sides.length;
+      sides.push(await startSide(`mailvet at ${against}`, 'mailvet', old, verifyPath));
+      // With --logs / --observed, the same sides of the older build: its cost before and after, in one run.
+      if (logs)
+        await addSide(`${LOGGED} at ${against}`, 'logged', old, plainOld, `request logs at ${against}`);
+      if (observed)
+        await addSide(`${OBSERVED} at ${against}`, 'observed', old, plainOld, `all at ${against}`);
+    }
     console.log(
       `GET /v1/verify offline, ${CONNECTIONS} connections, ${rounds} interleaved rounds of ${slice} s per side ` +
         `(order rotating), ${rate === undefined ? 'as fast as they answer' : `a fixed load of ${rate} requests/s per side`}, node ${process.version}; ` +
@@ -357,11 +374,9 @@ async function main(): Promise<void> {
           `on a shared machine${rate === undefined ? ', flat out' : `, at ${rate} requests/s each`})   (target: >= 70%)`,
       );
     });
-    // Each side that adds to the plain mailvet server (runs[1]) against it, round by round (target: within 5%).
-    const [, plain = []] = runs;
-    for (const [index, side] of sides.entries()) {
-      const what = ADDED[side.name];
-      if (what === undefined) continue;
+    // Each side that adds to a plain mailvet server against it, round by round (target: within 5%).
+    for (const [index, { what, plain: plainIndex }] of added) {
+      const plain = runs[plainIndex] ?? [];
       const mine = runs[index] ?? [];
       const rps = mine.map((m, round) => m.rps / (plain[round] as Measure).rps);
       const capacity = mine.map((m, round) => (plain[round] as Measure).cpuPerRequest / m.cpuPerRequest);

@@ -5,6 +5,7 @@
  */
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import { type MembersWriter, utf8Bytes, writeBytes, writeDigits } from '../io/json-bytes.js';
 import { FdWriter } from './fd-writer.js';
 import type { LogSettings } from './log-settings.js';
 
@@ -23,14 +24,15 @@ export const REDACTED_PATHS: readonly string[] = Object.freeze([
   'connectionString',
 ]);
 
-/** The pino logger, with a fast path for lines whose fields are ready JSON (see {@link CliLogger.log}). */
+/** The pino logger, with a fast path for lines whose fields are written as bytes (see {@link CliLogger.log}). */
 export type LineWriter = Logger & {
   /**
-   * Writes an `info` line whose fields come as JSON members (`"a":1`), in the same format as pino's lines
-   * (`level`, `time`, `pid`, the members, `msg`), straight to the destination: no object is walked or redacted, so
-   * only fields that can hold no secret go this way (the request line). Nothing when `info` is off.
+   * Writes an `info` line in the same format as pino's lines (`level`, `time`, `pid`, the members, `msg`), whose
+   * members (`"a":1,"b":"x"`, at most `room` bytes) `members` writes as UTF-8 bytes, straight into the
+   * destination's batch: no object is walked or redacted, so only fields that can hold no secret go this way (the
+   * request line). Nothing when `info` is off.
    */
-  infoLine(members: string, message: string): void;
+  infoBytes(room: number, members: MembersWriter, message: string): void;
 };
 
 /** A logger with what its owner needs at the end: a flush that waits for the lines to be written. */
@@ -72,18 +74,74 @@ function destinationOf(settings: LogSettings, target: LogTarget): DestinationStr
   return new FdWriter(fd);
 }
 
-let second = Number.NaN;
-let secondText = '';
+/** `{"level":"info","time":"`: how an `info` line of pino's starts, with the time's opening quote. */
+const INFO_HEAD = utf8Bytes('{"level":"info","time":"');
+/** Bytes of an `info` line beside its members and message: the head, the time, the pid's member, the braces. */
+const LINE_ROOM = 96;
+/** Most bytes a message's member takes per UTF-16 unit of the message (`\uXXXX`). */
+const MESSAGE_ROOM_PER_UNIT = 6;
 
-/** The time as `toISOString()` writes it, with the date and seconds made once a second (the hot path's clock). */
-function isoNow(): string {
-  const now = Date.now();
-  const ms = now % 1000;
-  if (now - ms !== second) {
-    second = now - ms;
-    secondText = new Date(second).toISOString().slice(0, 20); // 2026-11-27T11:05:54.
-  }
-  return `${secondText}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
+/**
+ * Writes the time as `toISOString()` writes it, with its date and seconds (`2026-11-27T11:05:54.`) made once a
+ * second: the hot path's clock.
+ */
+function isoTimeWriter(): (buffer: Uint8Array, at: number) => number {
+  let second = Number.NaN;
+  let secondBytes: Uint8Array = new Uint8Array(0);
+  return (buffer, at) => {
+    const now = Date.now();
+    const ms = now % 1000;
+    if (now - ms !== second) {
+      second = now - ms;
+      secondBytes = utf8Bytes(new Date(second).toISOString().slice(0, 20));
+    }
+    let end = writeBytes(buffer, at, secondBytes);
+    if (ms < 100) buffer[end++] = 0x30;
+    if (ms < 10) buffer[end++] = 0x30;
+    end = writeDigits(buffer, end, ms);
+    buffer[end++] = 0x5a; // Z
+    return end;
+  };
+}
+
+/**
+ * The fast path of {@link LineWriter}: writes `info` lines as bytes into `destination` (an {@link FdWriter}'s
+ * batch), or, for any other destination, into a scratch buffer it hands over as text.
+ */
+function infoBytesOf(
+  log: Logger,
+  destination: DestinationStream,
+): (room: number, members: MembersWriter, message: string) => void {
+  const pid = utf8Bytes(`","pid":${process.pid},`);
+  const writeTime = isoTimeWriter();
+  // The message of the last line and its bytes: a request log writes the same message on every line.
+  let lastMessage: string | undefined;
+  let tail: Uint8Array = new Uint8Array(0);
+  let current: MembersWriter = (_buffer, at) => at;
+  const encode = (buffer: Uint8Array, at: number): number => {
+    let end = writeBytes(buffer, at, INFO_HEAD);
+    end = writeTime(buffer, end);
+    end = writeBytes(buffer, end, pid);
+    end = current(buffer, end);
+    return writeBytes(buffer, end, tail);
+  };
+  const fd = destination instanceof FdWriter ? destination : undefined;
+  let scratch = Buffer.allocUnsafe(1024);
+  return (room, members, message) => {
+    if (!log.isLevelEnabled('info')) return;
+    if (message !== lastMessage) {
+      lastMessage = message;
+      tail = utf8Bytes(`,"msg":${JSON.stringify(message)}}\n`);
+    }
+    current = members;
+    const lineRoom = LINE_ROOM + room + MESSAGE_ROOM_PER_UNIT * message.length;
+    if (fd !== undefined) {
+      fd.writeEncoded(lineRoom, encode);
+      return;
+    }
+    if (scratch.length < lineRoom) scratch = Buffer.allocUnsafe(lineRoom);
+    destination.write(scratch.toString('utf8', 0, encode(scratch, 0)));
+  };
 }
 
 /** Waits until `stream` has written what it holds (a no-op for a stream without a buffer). */
@@ -110,20 +168,8 @@ export function createLogger(settings: LogSettings, target: LogTarget): CliLogge
     },
     destination,
   );
-  const head = `,"pid":${process.pid},`;
-  // The message of the last line and its JSON: a request log writes the same message on every line.
-  let lastMessage = '';
-  let lastTail = ',"msg":""}\n';
-  const infoLine = (members: string, message: string): void => {
-    if (!log.isLevelEnabled('info')) return;
-    if (message !== lastMessage) {
-      lastMessage = message;
-      lastTail = `,"msg":${JSON.stringify(message)}}\n`;
-    }
-    destination.write(`{"level":"info","time":"${isoNow()}"${head}${members}${lastTail}`);
-  };
   return {
-    log: Object.assign(log, { infoLine }),
+    log: Object.assign(log, { infoBytes: infoBytesOf(log, destination) }),
     addresses: settings.addresses,
     flush: async () => {
       await new Promise<void>((resolve) => log.flush(() => resolve()));

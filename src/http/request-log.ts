@@ -4,6 +4,16 @@
  * any logger with pino's `info` / `error` / `isLevelEnabled` shape (`mailvet serve` gives it pino).
  * @module
  */
+import {
+  jsonStringRoom,
+  type MembersWriter,
+  NUMBER_ROOM,
+  utf8Bytes,
+  writeBytes,
+  writeHundredths,
+  writeJsonString,
+  writeNonNegativeInteger,
+} from '../io/json-bytes.js';
 import { errorFields } from '../io/log-text.js';
 import type { HttpLogger } from './errors.js';
 import type { RequestObserver, RequestRecord } from './request-record.js';
@@ -17,10 +27,11 @@ export interface LineLogger {
   /** Writes an `error` line: `fields` and the message. */
   error(fields: object, message: string): void;
   /**
-   * Writes an `info` line whose fields come as ready JSON members (`"a":1,"b":"x"`), in the logger's own line
-   * format, straight to its destination: the request log's fast path (no object to walk). @default none: `info`
+   * Writes an `info` line, in the logger's own line format, whose members (`"a":1,"b":"x"`, at most `room` bytes)
+   * `members` writes as UTF-8 bytes: the request log's fast path (no object to walk, no string to make).
+   * @default none: `info`
    */
-  infoLine?(members: string, message: string): void;
+  infoBytes?(room: number, members: MembersWriter, message: string): void;
 }
 
 /** Options of {@link requestLog} and {@link httpErrorLog}. */
@@ -41,52 +52,30 @@ function emailOf(request: Request): string | undefined {
   }
 }
 
-/** A number for a line (a non-finite one, which JSON has not, as `null`). */
-function numberOf(value: number | undefined): string {
-  return value === undefined || !Number.isFinite(value) ? 'null' : String(value);
-}
-
-/** Text that JSON writes as it is between quotes: printable ASCII without `"` and `\`. */
-const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
-/** `text` as a JSON string: quoted as it is when nothing in it needs escaping (a request id, a key id). */
-function jsonString(text: string): string {
-  return PLAIN_JSON_TEXT.test(text) ? `"${text}"` : JSON.stringify(text);
-}
-
-/** Largest number of hundredths written by integer arithmetic (beyond it, and below 0, `String` does it). */
-const MAX_HUNDREDTHS = 1e12;
-
-/**
- * `durationMs` rounded to hundredths, as JSON: the same text as `String(Math.round(ms * 100) / 100)`, from whole
- * numbers (a double's shortest form costs more than two integers' on the hot path).
- */
-export function hundredthsOf(durationMs: number): string {
-  if (!Number.isFinite(durationMs)) return 'null';
-  const hundredths = Math.round(durationMs * 100);
-  if (!(hundredths >= 0 && hundredths <= MAX_HUNDREDTHS)) return String(hundredths / 100);
-  const whole = Math.floor(hundredths / 100);
-  const fraction = hundredths - whole * 100;
-  if (fraction === 0) return String(whole);
-  if (fraction % 10 === 0) return `${whole}.${fraction / 10}`;
-  return `${whole}.${fraction < 10 ? '0' : ''}${fraction}`;
-}
-
 /** Most `method`, `route` and `status` members kept ready by one request log (they come from bounded sets). */
 const MAX_HEADS = 1000;
 
+const REQUEST_ID = utf8Bytes('"request_id":');
+const DURATION = utf8Bytes(',"duration_ms":');
+const BYTES = utf8Bytes(',"bytes":');
+const KEY_ID = utf8Bytes(',"key_id":');
+const NULL = utf8Bytes('null');
+
 /**
- * The members of a request's line as JSON text, the same fields as {@link fieldsOf}: the `method`, `route` and
- * `status` members are made once per combination and kept, so a line costs two string escapes (request and key
- * id) and three numbers.
+ * Writes the members of a request's line as bytes, the same fields as {@link fieldsOf}: the `method`, `route` and
+ * `status` members are encoded once per combination and kept, so a line costs two short strings (request and key
+ * id) and three numbers, and no allocation.
  */
-function membersWriter(): (record: RequestRecord) => string {
-  const heads = new Map<string | null, Map<string, Map<number, string>>>();
+function requestLineWriter() {
+  const heads = new Map<string | null, Map<string, Map<number, Uint8Array>>>();
   let count = 0;
-  const headOf = (record: RequestRecord): string => {
-    const head =
-      `"method":${JSON.stringify(record.method)},` +
-      `"route":${record.route === null ? 'null' : JSON.stringify(record.route)},"status":${numberOf(record.status)}`;
+  const headOf = (record: RequestRecord): Uint8Array => {
+    const known = heads.get(record.route)?.get(record.method)?.get(record.status);
+    if (known !== undefined) return known;
+    const head = utf8Bytes(
+      `,"method":${JSON.stringify(record.method)},"route":${JSON.stringify(record.route)},` +
+        `"status":${JSON.stringify(record.status)}`,
+    );
     if (count >= MAX_HEADS) return head;
     let methods = heads.get(record.route);
     if (methods === undefined) {
@@ -102,13 +91,38 @@ function membersWriter(): (record: RequestRecord) => string {
     count += 1;
     return head;
   };
-  return (record) => {
-    const head = heads.get(record.route)?.get(record.method)?.get(record.status) ?? headOf(record);
-    return (
-      `"request_id":${jsonString(record.requestId)},${head},"duration_ms":${hundredthsOf(record.durationMs)},` +
-      `"bytes":${record.bytes === undefined ? 'null' : numberOf(record.bytes)},` +
-      `"key_id":${record.keyId === undefined ? 'null' : jsonString(record.keyId)}`
-    );
+  let record: RequestRecord;
+  let head: Uint8Array;
+  const members: MembersWriter = (buffer, at) => {
+    let end = writeBytes(buffer, at, REQUEST_ID);
+    end = writeJsonString(buffer, end, record.requestId);
+    end = writeBytes(buffer, end, head);
+    end = writeBytes(buffer, end, DURATION);
+    end = writeHundredths(buffer, end, record.durationMs);
+    end = writeBytes(buffer, end, BYTES);
+    end =
+      record.bytes === undefined
+        ? writeBytes(buffer, end, NULL)
+        : writeNonNegativeInteger(buffer, end, record.bytes);
+    end = writeBytes(buffer, end, KEY_ID);
+    return record.keyId === undefined
+      ? writeBytes(buffer, end, NULL)
+      : writeJsonString(buffer, end, record.keyId);
+  };
+  return {
+    members,
+    /** Makes {@link members} write `next`'s members, and answers the most bytes they take. */
+    take(next: RequestRecord): number {
+      record = next;
+      head = headOf(next);
+      return (
+        64 +
+        head.length +
+        jsonStringRoom(next.requestId.length) +
+        jsonStringRoom(next.keyId?.length ?? 0) +
+        2 * NUMBER_ROOM
+      );
+    },
   };
 }
 
@@ -134,10 +148,10 @@ function fieldsOf(record: RequestRecord) {
 export function requestLog(log: LineLogger, options: RequestLogOptions = {}): RequestObserver {
   if (!log.isLevelEnabled('info')) return () => {};
   if (options.addresses !== true) {
-    const infoLine = log.infoLine?.bind(log);
-    if (infoLine !== undefined) {
-      const membersOf = membersWriter();
-      return (record) => infoLine(membersOf(record), 'request');
+    const infoBytes = log.infoBytes?.bind(log);
+    if (infoBytes !== undefined) {
+      const line = requestLineWriter();
+      return (record) => infoBytes(line.take(record), line.members, 'request');
     }
     return (record) => log.info(fieldsOf(record), 'request');
   }

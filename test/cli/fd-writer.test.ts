@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FdWriter } from '../../src/cli/fd-writer.js';
 import { createLogger } from '../../src/cli/logger.js';
+import { utf8Bytes, writeBytes } from '../../src/io/json-bytes.js';
 import { waitFor } from '../support/wait-for.js';
 import { tempDir } from './support.js';
 
@@ -47,6 +48,20 @@ describe('FdWriter', () => {
     expect(readFileSync(file, 'utf8')).toBe('a\nb\n');
   });
 
+  it('writes encoded lines in order with text lines, across batches and past a batch', async () => {
+    const writer = new FdWriter(fd, { batchBytes: 64, intervalMs: 60_000 });
+    const expected: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const line = i % 50 === 7 ? `long ${'é'.repeat(100)} ${i}\n` : `line ${i}\n`;
+      expected.push(line);
+      const bytes = utf8Bytes(line);
+      if (i % 2 === 0) writer.write(line);
+      else writer.writeEncoded(bytes.length + 10, (buffer, at) => writeBytes(buffer, at, bytes));
+    }
+    await flushed(writer);
+    expect(readFileSync(file, 'utf8')).toBe(expected.join(''));
+  });
+
   it('a failed descriptor drops lines and still calls flush back', async () => {
     const writer = new FdWriter(999_999, { intervalMs: 60_000 });
     writer.write('lost\n');
@@ -61,7 +76,8 @@ describe('the logger on a file descriptor', () => {
     const stream = { fd, write: () => true } as unknown as NodeJS.WritableStream;
     const logger = createLogger({ level: 'info', format: 'json', addresses: false }, { stream });
     const before = Date.now();
-    logger.log.infoLine('"a":1,"b":"x"', 'fast');
+    const members = utf8Bytes('"a":1,"b":"x"');
+    logger.log.infoBytes(members.length, (buffer, at) => writeBytes(buffer, at, members), 'fast');
     logger.log.info({ a: 1, b: 'x' }, 'pino');
     await logger.flush();
     const [fast, slow] = readFileSync(file, 'utf8')
@@ -72,7 +88,7 @@ describe('the logger on a file descriptor', () => {
     expect(new Date(fast!.time as string).toISOString()).toBe(fast!.time);
     expect(Date.parse(fast!.time as string)).toBeGreaterThanOrEqual(before);
     const quiet = createLogger({ level: 'warn', format: 'json', addresses: false }, { stream });
-    quiet.log.infoLine('"a":1', 'not written');
+    quiet.log.infoBytes(5, (buffer, at) => writeBytes(buffer, at, utf8Bytes('"a":1')), 'not written');
     await quiet.flush();
     expect(readFileSync(file, 'utf8')).not.toContain('not written');
   });
