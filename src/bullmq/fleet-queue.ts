@@ -13,7 +13,8 @@ import { addIndexed } from './chunk-index.js';
 import { type ChunkData, type ChunkItem, chunksOf, firstTries } from './chunks.js';
 import type { BullMq, FleetKeys } from './connection.js';
 import { indexEarlierChunks } from './earlier-chunks.js';
-import { type ChunkSizing, chunkSizeFor, readPace } from './pace.js';
+import { liveWorkers } from './heartbeat.js';
+import { type ChunkSizing, chunkSizeFor, readPace, spreadChunkSize } from './pace.js';
 import { writeStore } from './store-failure.js';
 
 /** Addresses read from the store at once when the queue is rebuilt. */
@@ -133,10 +134,14 @@ export class FleetQueue {
   /**
    * Puts inputs of job `id` that no chunk holds yet on the queue, cut by the job's pace (see pace.ts), until
    * {@link AHEAD_CHUNKS} chunks of that size wait ahead of the workers; while the pace is unknown, one inputs row
-   * per call.
+   * per call. With several live workers, a row is cut smaller when what the job has pending would make too few chunks
+   * for each of them (`spreadChunkSize`).
    */
   async feed(open: Open, id: string): Promise<void> {
-    const pace = await readPace(open.client, this.#keys, id);
+    const [pace, workers] = await Promise.all([
+      readPace(open.client, this.#keys, id),
+      liveWorkers(open.client, this.#keys),
+    ]);
     const size = chunkSizeFor(pace, this.#settings);
     const window = AHEAD_CHUNKS * size;
     // Until the pace is known, one row per feed: the first chunks of a job tell it soon.
@@ -151,7 +156,7 @@ export class FleetQueue {
         return;
       }
       for (const row of rows) {
-        await this.#queueRow(open, row, size);
+        await this.#queueRow(open, row, spreadChunkSize(size, ahead + row.emails.length, workers));
         ahead += row.emails.length;
         rowsLeft--;
         if (ahead >= window) return;

@@ -37,6 +37,26 @@ export function chunkSizeFor(paceMs: number | undefined, sizing: ChunkSizing): n
   return Math.min(sizing.maxChunkSize, Math.max(sizing.chunkSize, fit));
 }
 
+/**
+ * Chunks of what a job has pending that each live worker should find on the queue, at least: four times a worker's
+ * default `concurrency`. A worker takes up to `concurrency` chunks at once (while its mail hosts let it verify far
+ * fewer addresses at once), so with fewer chunks the first workers to ask would hold most of a job and the last
+ * would idle; with this many, each worker takes several rounds of chunks and the fleet shares the job by each
+ * worker's speed, down to a short end.
+ */
+export const CHUNKS_PER_LIVE_WORKER = 64;
+
+/**
+ * The size of chunks cut from a row of a job that has `pending` positions queued or being cut (not final) while
+ * `workers` workers are live: `size` (the pace's, see {@link chunkSizeFor}), made smaller when the fleet would
+ * otherwise find fewer than {@link CHUNKS_PER_LIVE_WORKER} chunks per worker, never below 1. A single worker takes
+ * `size`: it has nobody to share with.
+ */
+export function spreadChunkSize(size: number, pending: number, workers: number): number {
+  if (!(workers > 1) || !(pending > 0)) return size;
+  return Math.max(1, Math.min(size, Math.ceil(pending / (workers * CHUNKS_PER_LIVE_WORKER))));
+}
+
 /** Parses a pace read from Redis; `undefined` for a missing or malformed one. */
 export function parsePace(value: string | null): number | undefined {
   if (value === null) return undefined;

@@ -9,7 +9,9 @@ import type { FleetOptions } from './connection.js';
 export interface BullmqRunnerOptions extends FleetOptions {
   /**
    * Fewest positions in one chunk (the unit a worker takes; positions of a domain are kept together), 1-10,000: the
-   * size of a job's chunks while its pace is unknown, and of those whose verification is slow (SMTP). @default 100
+   * size of a job's chunks while its pace is unknown, and of those whose verification is slow (SMTP). With several
+   * live workers, chunks are cut smaller when a job's pending positions would make fewer than 64 chunks per worker,
+   * so that the workers share it evenly. @default 100
    */
   readonly chunkSize?: number;
   /**

@@ -3,7 +3,7 @@
  * running pace of each job.
  */
 import { describe, expect, it } from 'vitest';
-import { chunkSizeFor, PaceMeter, parsePace } from '../../src/bullmq/pace.js';
+import { chunkSizeFor, PaceMeter, parsePace, spreadChunkSize } from '../../src/bullmq/pace.js';
 
 const sizing = { chunkSize: 100, maxChunkSize: 4096, chunkTargetMs: 2000 };
 
@@ -57,5 +57,19 @@ describe('PaceMeter', () => {
 
   it('counts an empty chunk as one address (no division by zero)', () => {
     expect(new PaceMeter().add('job', 0, 3)).toBe(3);
+  });
+});
+
+describe('spreadChunkSize', () => {
+  it.each([
+    ['one worker keeps the pace size', 100, 8000, 1, 100],
+    ['no live worker counted keeps it', 100, 8000, 0, 100],
+    ['nothing pending keeps it', 100, 0, 4, 100],
+    ['4 workers, 8,000 pending: chunks of 8,000 / 256', 100, 8000, 4, 32],
+    ['4 workers, 100,000 pending: the pace size is smaller', 100, 100_000, 4, 100],
+    ['a small job spread over many workers: chunks of 1', 100, 10, 8, 1],
+    ['offline work at the end of a big job: the rest still spread', 4096, 50_000, 2, 391],
+  ])('%s', (_name, size, pending, workers, expected) => {
+    expect(spreadChunkSize(size, pending, workers)).toBe(expected);
   });
 });
