@@ -61,6 +61,31 @@ describe.skipIf(!enabled)('a fleet that sizes chunks by the work', () => {
     }
   }, 90_000);
 
+  it('cuts a job smaller for several live workers, so that each finds many chunks', async () => {
+    const fleet = await ownFleet({ chunkSize: 100 });
+    const events: WorkerJobEvent[] = [];
+    const workers: FleetWorker[] = [];
+    try {
+      await fleet.jobs.opened();
+      for (const id of ['w1', 'w2'])
+        workers.push(await fleet.worker({ verifier: fast, id, onJob: (event) => events.push(event) }));
+      const emails = addresses(1000); // one inputs row: 1,000 pending for 2 live workers, 64 chunks each at least
+      const job = await fleet.jobs.create({ emails });
+      await waitFor(async () => (await fleet.jobs.get(job.id))?.status === 'complete', { timeoutMs: 60_000 });
+      const written = () =>
+        events.reduce((sum, event) => sum + (event.event === 'chunk' ? event.written : 0), 0);
+      await waitFor(() => written() >= emails.length, { what: "every chunk's event" });
+      const chunks = events.filter((event) => event.event === 'chunk');
+      expect(written()).toBe(emails.length);
+      // ceil(1,000 / (2 workers x 64)) = 8 positions a chunk, where one worker would take chunks of 100.
+      expect(Math.max(...chunks.map((event) => event.addresses ?? 0))).toBeLessThanOrEqual(8);
+      expect(chunks.length).toBeGreaterThanOrEqual(125);
+    } finally {
+      for (const worker of workers) await worker.close();
+      await fleet.close();
+    }
+  }, 90_000);
+
   it('counts each position once and completes the job once under many commits at a time, duplicates included', async () => {
     const fleet = await ownFleet();
     try {
