@@ -82,7 +82,6 @@ const ADDRESS = 'john.smith@gmail.com';
 const CONNECTIONS = 50;
 const LOGGED = 'mailvet createServer + request logs (pino JSON)';
 const OBSERVED = 'mailvet createServer + metrics, request logs, stored key';
-/** The sides compared with the plain mailvet side, by name: what they add. */
 /** A side that adds to a plain mailvet side of the same build: what it adds, and that plain side's index. */
 interface Added {
   readonly what: string;
@@ -314,9 +313,10 @@ async function main(): Promise<void> {
     const old = against === undefined ? undefined : buildRef(against, made, MODULES); // first: a bad ref fails early
     const built = buildCheckout(made, MODULES);
     sides.push(await startSide('bare node:http, constant JSON (ceiling)', 'bare', built, '/'));
+    const plainNew = sides.length;
     sides.push(await startSide('mailvet createServer, GET /v1/verify', 'mailvet', built, verifyPath));
-    if (logs) await addSide(LOGGED, 'logged', built, 1, 'request logs');
-    if (observed) await addSide(OBSERVED, 'observed', built, 1, 'metrics + logs + stored key');
+    if (logs) await addSide(LOGGED, 'logged', built, plainNew, 'request logs');
+    if (observed) await addSide(OBSERVED, 'observed', built, plainNew, 'metrics + logs + stored key');
     if (sources) {
       const src: Code = { dir: join(REPO, 'src'), ext: 'ts' };
       sides.push(await startSide('mailvet createServer, sources under tsx', 'mailvet', src, verifyPath));
