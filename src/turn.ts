@@ -17,7 +17,35 @@ export function nextTurn(): Promise<void> {
 }
 
 /**
- * A budget of synchronous work between two event-loop turns. The budget starts at construction and again after
+ * When the sliced work of the current event-loop turn began (`performance.now()`), shared by every
+ * {@link TurnBudget} and the bulk scheduler, or `undefined` once a timer phase has passed since: several loops
+ * that each yield after their own budget would otherwise all resume in one turn, each with a fresh budget, and
+ * hold the loop for the sum of them.
+ */
+let turnWorkStart: number | undefined;
+
+function endTurnWork(): void {
+  turnWorkStart = undefined;
+}
+
+/**
+ * Notes that sliced work runs now and answers when the sliced work of this event-loop turn began (now, when it is
+ * the first). The mark lasts until the loop's next timer phase (a 0 ms timer clears it): the phase a timer, and
+ * the loop-delay monitor, waits for.
+ */
+export function turnWorkBegan(): number {
+  if (turnWorkStart === undefined) {
+    turnWorkStart = performance.now();
+    const timer = globalThis.setTimeout(endTurnWork, 0) as unknown as { unref?: () => void };
+    timer.unref?.();
+  }
+  return turnWorkStart;
+}
+
+/**
+ * A budget of synchronous work between two event-loop turns, shared with the other sliced work of the same turn:
+ * it starts when the turn's first sliced work began ({@link turnWorkBegan}), so the loops that resume in one turn
+ * share one budget instead of taking one each. The budget starts at construction and again after
  * each {@link TurnBudget.turn}; a loop checks {@link TurnBudget.spent} every so many items and awaits `turn()`
  * when it is spent.
  * @example
@@ -29,7 +57,7 @@ export function nextTurn(): Promise<void> {
  */
 export class TurnBudget {
   readonly #budgetMs: number;
-  #start = performance.now();
+  #start = turnWorkBegan();
 
   /** `budgetMs`: the longest stretch of work without a turn, in milliseconds. */
   constructor(budgetMs: number) {
@@ -44,7 +72,7 @@ export class TurnBudget {
   /** Gives the event loop a turn, then starts a new budget. */
   async turn(): Promise<void> {
     await nextTurn();
-    this.#start = performance.now();
+    this.#start = turnWorkBegan();
   }
 }
 

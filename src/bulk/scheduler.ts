@@ -6,6 +6,7 @@
  */
 import { type VerificationResult, verdictOf } from '../result.js';
 import { verdictOnlyResult } from '../score.js';
+import { turnWorkBegan } from '../turn.js';
 import { Deque } from './deque.js';
 import { exceptionResult, type LiveJob } from './job.js';
 import type { BulkVerifier } from './job-types.js';
@@ -127,6 +128,7 @@ export class Scheduler {
   #startSlice(): void {
     if (this.#sliceStart !== undefined) return;
     this.#sliceStart = performance.now();
+    turnWorkBegan(); // the sliced loops of this turn (a commit's texts, a window's inputs) count this work too
     setImmediate(() => {
       this.#sliceStart = undefined;
     });
