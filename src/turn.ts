@@ -43,11 +43,11 @@ export function turnWorkBegan(): number {
 }
 
 /**
- * A budget of synchronous work between two event-loop turns, shared with the other sliced work of the same turn:
- * it starts when the turn's first sliced work began ({@link turnWorkBegan}), so the loops that resume in one turn
- * share one budget instead of taking one each. The budget starts at construction and again after
- * each {@link TurnBudget.turn}; a loop checks {@link TurnBudget.spent} every so many items and awaits `turn()`
- * when it is spent.
+ * A budget of synchronous work between two event-loop turns, shared with the other sliced work of the same turn.
+ * At construction and after each {@link TurnBudget.turn} it runs from when the turn's first sliced work began
+ * ({@link turnWorkBegan}), so the loops that resume in one turn share one budget instead of taking one each (a loop
+ * that finds it spent yields at its next check). A loop checks {@link TurnBudget.spent} every so many items
+ * and awaits `turn()` when it is spent.
  * @example
  * const budget = new TurnBudget(5);
  * for (let i = 0; i < items.length; i++) {
@@ -64,7 +64,7 @@ export class TurnBudget {
     this.#budgetMs = budgetMs;
   }
 
-  /** True when the work since the last turn (or since construction) has taken the budget. */
+  /** True when the turn's sliced work, from when its first began (see the class), has taken the budget. */
   spent(): boolean {
     return performance.now() - this.#start >= this.#budgetMs;
   }
