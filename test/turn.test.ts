@@ -70,7 +70,7 @@ describe('TurnBudget', () => {
 });
 
 describe('nextTurn', () => {
-  it('lets a timer queued before it run first', async () => {
+  it('resolves after an immediate queued before it', async () => {
     const order: string[] = [];
     setImmediate(() => order.push('immediate'));
     await nextTurn();
