@@ -3,30 +3,14 @@
  * as many small ones do, and the job is held back once its unwritten results pass the larger bound.
  */
 import { describe, expect, it } from 'vitest';
-import { bufferResult, type LiveJob, liveJob, resultBytes, zeroCounts } from '../../src/bulk/job.js';
+import { bufferResult, type LiveJob, resultBytes } from '../../src/bulk/job.js';
 import type { DurableJobStore } from '../../src/bulk/job-types.js';
 import { DURABLE_BUFFER_DEFAULTS, durableResults } from '../../src/bulk/sink.js';
 import type { VerificationResult } from '../../src/result.js';
-import { resultFor } from './support.js';
+import { processingJob, resultFor } from './support.js';
 
 function job(): LiveJob {
-  const live = liveJob({
-    id: 'j',
-    owner: null,
-    name: null,
-    status: 'processing',
-    total: 0,
-    completed: 0,
-    counts: zeroCounts(),
-    createdAt: 0,
-    startedAt: 0,
-    completedAt: null,
-    error: null,
-    armed: true,
-    source: null,
-    work: null,
-    greylistDelaysMs: [],
-  });
+  const live = processingJob();
   live.flushedAt = performance.now() + 60_000; // the time bound stays out of the way
   return live;
 }

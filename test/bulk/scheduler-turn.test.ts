@@ -4,34 +4,13 @@
  * (issue 30, "Nothing stalls the server").
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type LiveJob, liveJob, zeroCounts } from '../../src/bulk/job.js';
 import { Scheduler } from '../../src/bulk/scheduler.js';
 import type { Task } from '../../src/bulk/work.js';
 import { TurnBudget, turnWorkBegan } from '../../src/turn.js';
-import { resultFor } from './support.js';
+import { processingJob, resultFor } from './support.js';
 
 /** Resolves after the loop's next timer phase: the turn's shared mark is gone by then. */
 const timerPhase = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-function job(): LiveJob {
-  return liveJob({
-    id: 'j',
-    owner: null,
-    name: null,
-    status: 'processing',
-    total: 1,
-    completed: 0,
-    counts: zeroCounts(),
-    createdAt: 0,
-    startedAt: 0,
-    completedAt: null,
-    error: null,
-    armed: true,
-    source: null,
-    work: null,
-    greylistDelaysMs: [],
-  });
-}
 
 describe('Scheduler and the turn budget', () => {
   afterEach(() => {
@@ -53,7 +32,7 @@ describe('Scheduler and the turn budget', () => {
         settled: (_job, task) => settled.push(task.email),
       },
     );
-    scheduler.ready(job());
+    scheduler.ready(processingJob(1));
     scheduler.pump(); // starts the verification at 5000: the turn's sliced work began then
     now = 5004;
     expect(turnWorkBegan()).toBe(5000);

@@ -2,6 +2,7 @@
  * Fakes for bulk-job tests: a manual clock, verifiers with scripted answers, and waiting helpers that never sleep.
  */
 import { setImmediate as tick } from 'node:timers/promises';
+import { type LiveJob, liveJob, zeroCounts } from '../../src/bulk/job.js';
 import type { Clock } from '../../src/bulk/types.js';
 import type { VerificationResult } from '../../src/result.js';
 import { scoreOf } from '../../src/score.js';
@@ -50,6 +51,27 @@ export class FakeClock implements Clock {
     }
     this.#now = end;
   }
+}
+
+/** A started, armed job `j` of `total` positions, as the engine holds it, with no work and nothing verified. */
+export function processingJob(total = 0): LiveJob {
+  return liveJob({
+    id: 'j',
+    owner: null,
+    name: null,
+    status: 'processing',
+    total,
+    completed: 0,
+    counts: zeroCounts(),
+    createdAt: 0,
+    startedAt: 0,
+    completedAt: null,
+    error: null,
+    armed: true,
+    source: null,
+    work: null,
+    greylistDelaysMs: [],
+  });
 }
 
 /** Rules of {@link resultFor}: the local part decides the verdict. */
