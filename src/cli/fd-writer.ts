@@ -58,13 +58,7 @@ export class FdWriter {
    * the next. Always true (no backpressure: lines are small).
    */
   write(text: string): boolean {
-    if (this.#failed) return true;
-    const room = text.length * MAX_BYTES_PER_UNIT;
-    if (room <= this.#batch.length - this.#used) {
-      this.#used += this.#batch.write(text, this.#used);
-      return true;
-    }
-    this.#placeFull(room, (buffer, at) => at + buffer.write(text, at));
+    this.writeEncoded(text.length * MAX_BYTES_PER_UNIT, (buffer, at) => at + buffer.write(text, at));
     return true;
   }
 
